@@ -1,0 +1,53 @@
+/* Start-up settings: a herd_config merged with the HERD_* environment and the
+ * built-in defaults, validated. Every malformed value is reported on stderr
+ * with the variable, the value and the accepted forms. */
+#ifndef HERD_CONFIG_H
+#define HERD_CONFIG_H
+
+#include "herd/herd.h"
+#include "topo/topo.h"
+
+#include <stddef.h>
+
+typedef enum herd__idle {
+    HERD__IDLE_ADAPTIVE = 1, /* spin a little, then sleep on a futex */
+    HERD__IDLE_SPIN,         /* never sleep (lowest latency, burns the core) */
+    HERD__IDLE_SLEEP,        /* sleep at once when no work is found */
+} herd__idle;
+
+typedef enum herd__stats_mode {
+    HERD__STATS_OFF = 1,
+    HERD__STATS_TABLE, /* HERD_STATS=1: table on stderr at herd_stop() */
+    HERD__STATS_JSON,  /* HERD_STATS=<path>: JSON file written at herd_stop() */
+} herd__stats_mode;
+
+typedef struct herd__settings {
+    int workers;              /* >= 1; 0 before resolution means "all PUs of the topology" */
+    char sched[32];           /* validated scheduler name */
+    herd__bind bind;
+    char topology[1024];      /* "" = the real machine */
+    herd__level shepherd;     /* default HERD__LVL_L3 ... see config.c */
+    size_t stack_size;        /* bytes, page-multiple, >= 16 KiB */
+    herd__idle idle;
+    herd__stats_mode stats;
+    char stats_path[1024];
+    int stack_guard;          /* 1 on, 0 off */
+} herd__settings;
+
+/* Merge cfg (may be NULL), the environment and the defaults into out.
+ * Returns 0 or HERD_EINVAL after printing "herd: HERD_X=value: ... accepted: ..."
+ * to stderr. workers stays 0 when neither cfg nor HERD_WORKERS set it. */
+int herd__settings_resolve(const herd_config *cfg, herd__settings *out);
+
+/* Parsers, exposed for unit tests. Each returns 0 or HERD_EINVAL. */
+int herd__parse_size(const char *s, size_t *out);   /* "65536", "64K", "1M", "2G" (powers of 1024) */
+int herd__parse_int(const char *s, long min, long max, long *out);
+
+/* Report worker statistics as HERD_STATS asks (table to stderr, or JSON to
+ * the path). Does nothing when stats are off. Returns 0 or HERD_ESYS. */
+int herd__stats_report(const herd__settings *s, const herd_worker_stats *w, int n);
+/* Write the table / JSON to a stream (exposed for tests). */
+void herd__stats_print_table(FILE *out, const herd_worker_stats *w, int n);
+void herd__stats_print_json(FILE *out, const herd__settings *s, const herd_worker_stats *w, int n);
+
+#endif

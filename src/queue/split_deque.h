@@ -1,0 +1,164 @@
+/* Split deque of task slots: the per-worker queue behind herd_spawn/herd_wait.
+ *
+ * The protocol and its proof sketch are in docs/design/split-deque.md; the
+ * step numbers (S1..S6) below refer to it. In short: slots [0, cap) hold
+ * tasks in place (function, parent, inline argument copy). Three indexes
+ * split them:
+ *
+ *     gone          public            private
+ *   [0, tail)    [tail, split)      [split, head)      [head, cap) free
+ *
+ * The owner pushes and pops at `head` with no atomic operation and no fence
+ * while the private part is non-empty (S1, S2). Thieves take the oldest
+ * public slot by a CAS on the packed word `ts` = (split << 32 | tail) (S4).
+ * When thieves find no public work they raise `split_req`; the owner, at its
+ * next push, publishes half of its private part with a release CAS that moves
+ * `split` up (S3). When the owner's private part is empty it takes back half
+ * of the public part with a CAS that moves `split` down (S2'). A thief marks
+ * a slot `taken` after copying it out, and the owner waits for that mark
+ * before it writes over a stolen slot (S5, reset).
+ */
+#ifndef HERD_SPLIT_DEQUE_H
+#define HERD_SPLIT_DEQUE_H
+
+#include "herd/herd.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Arguments up to this size live in the slot itself; larger ones (up to
+ * HERD_ARG_MAX) in a parallel array of big argument blocks, same index. */
+#define HERD__SLOT_INLINE_ARG 40
+
+typedef struct herd__slot {
+    herd_fn fn;
+    void *parent;            /* join record notified when the task completes */
+    uint16_t size;           /* argument bytes */
+    uint16_t kind;           /* herd__task_kind, see core */
+    _Atomic uint32_t taken;  /* S5: 1 once a thief has copied the slot out */
+    unsigned char arg[HERD__SLOT_INLINE_ARG];
+} __attribute__((aligned(64))) herd__slot;
+
+/* A task copied out of a slot: what a worker runs. */
+typedef struct herd__taskcopy {
+    herd_fn fn;
+    void *parent;
+    uint16_t size;
+    uint16_t kind;
+    unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
+} herd__taskcopy;
+
+typedef struct herd__sdq {
+    /* Shared, written by thieves and the owner: (split << 32) | tail. */
+    _Alignas(64) _Atomic uint64_t ts;
+    /* Shared: set by a thief that found no public work; cleared by owner. */
+    _Alignas(64) _Atomic uint32_t split_req;
+    /* Owner-private below. `split` mirrors ts's split: only the owner moves it. */
+    _Alignas(64) uint32_t head;
+    uint32_t split;
+    uint32_t cap;
+    herd__slot *slots;
+    unsigned char *big; /* cap * HERD_ARG_MAX bytes, touched only for large arguments */
+} herd__sdq;
+
+typedef enum herd__steal_result {
+    HERD__STEAL_EMPTY = 1, /* no public work (a split request was raised if useful) */
+    HERD__STEAL_OK,        /* *out holds the task */
+    HERD__STEAL_RETRY,     /* lost a race with another thief or the owner; try again */
+} herd__steal_result;
+
+typedef enum herd__pop_result {
+    HERD__POP_OK = 1,  /* *out holds the task */
+    HERD__POP_NONE,    /* head <= base: nothing queued above base */
+    HERD__POP_STOLEN,  /* every slot in [base, head) was stolen: call herd__sdq_reset(q, base) */
+} herd__pop_result;
+
+/* Map cap slots (plus the big-argument array) lazily. Returns 0 or HERD_ENOMEM. */
+int herd__sdq_init(herd__sdq *q, uint32_t cap);
+void herd__sdq_fini(herd__sdq *q);
+
+static inline uint32_t herd__ts_tail(uint64_t ts) { return (uint32_t)ts; }
+static inline uint32_t herd__ts_split(uint64_t ts) { return (uint32_t)(ts >> 32); }
+static inline uint64_t herd__ts_make(uint32_t tail, uint32_t split) {
+    return ((uint64_t)split << 32) | tail;
+}
+
+/* Where a task of `size` argument bytes in slot s keeps its arguments. */
+static inline unsigned char *herd__sdq_argp(herd__sdq *q, herd__slot *s, size_t size) {
+    if (size <= HERD__SLOT_INLINE_ARG)
+        return s->arg;
+    return q->big + (size_t)(s - q->slots) * HERD_ARG_MAX;
+}
+
+/* S1, owner only: fill the slot at head and make it the newest private task.
+ * Returns 0, or HERD_ENOMEM when the deque is full. */
+static inline int herd__sdq_push(herd__sdq *q, herd_fn fn, void *parent, uint16_t kind,
+                                 const void *arg, size_t size) {
+    uint32_t h = q->head;
+    if (__builtin_expect(h == q->cap, 0))
+        return HERD_ENOMEM;
+    herd__slot *s = &q->slots[h];
+    s->fn = fn;
+    s->parent = parent;
+    s->size = (uint16_t)size;
+    s->kind = kind;
+    /* ORDER: relaxed; the slot is private. Its previous thief's release store
+     * of 1 was acquired by herd__sdq_reset() before this index was reused. */
+    atomic_store_explicit(&s->taken, 0, memory_order_relaxed);
+    memcpy(herd__sdq_argp(q, s, size), arg, size);
+    q->head = h + 1;
+    return 0;
+}
+
+/* Owner only: is a thief asking for work? (one relaxed load; see S3) */
+static inline int herd__sdq_wants_publish(herd__sdq *q) {
+    /* ORDER: relaxed; a late view only delays publication, it never loses a task. */
+    return atomic_load_explicit(&q->split_req, memory_order_relaxed) != 0;
+}
+
+/* S3, owner only: publish half of the private part (at least one slot).
+ * Returns the number of slots published. */
+uint32_t herd__sdq_publish(herd__sdq *q);
+
+/* S2/S2', owner only: pop the newest task if it lies at or above base. */
+herd__pop_result herd__sdq_pop_slow(herd__sdq *q, uint32_t base, herd__taskcopy *out);
+
+static inline void herd__sdq_copy_out(herd__sdq *q, uint32_t idx, herd__taskcopy *out) {
+    herd__slot *s = &q->slots[idx];
+    out->fn = s->fn;
+    out->parent = s->parent;
+    out->size = s->size;
+    out->kind = s->kind;
+    memcpy(out->arg, herd__sdq_argp(q, s, s->size), s->size);
+}
+
+static inline herd__pop_result herd__sdq_pop(herd__sdq *q, uint32_t base, herd__taskcopy *out) {
+    uint32_t h = q->head;
+    if (h <= base)
+        return HERD__POP_NONE;
+    if (__builtin_expect(h > q->split, 1)) { /* S2: private, no synchronisation */
+        q->head = h - 1;
+        herd__sdq_copy_out(q, h - 1, out);
+        return HERD__POP_OK;
+    }
+    return herd__sdq_pop_slow(q, base, out);
+}
+
+/* S6, owner only, after HERD__POP_STOLEN (or when the owner finds no work at
+ * all): wait until the thieves of the slots in [new_head, head) have copied
+ * them out, then make the deque empty at new_head. */
+void herd__sdq_reset(herd__sdq *q, uint32_t new_head);
+
+/* S4, any thread but the owner: take the oldest public task. */
+herd__steal_result herd__sdq_steal(herd__sdq *q, herd__taskcopy *out);
+
+/* Any thread: a racy estimate of the public tasks (for victim selection). */
+static inline uint32_t herd__sdq_public_size(herd__sdq *q) {
+    /* ORDER: relaxed; an estimate only. */
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+    uint32_t t = herd__ts_tail(ts), s = herd__ts_split(ts);
+    return s > t ? s - t : 0;
+}
+
+#endif
