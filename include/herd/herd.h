@@ -127,9 +127,7 @@ HERD_API int herd_yield(void);
 /** A set of tasks, spawned from any tasks, that can be waited for together.
  *  Waiting for a group waits for all its tasks and their descendants. */
 typedef struct herd_group {
-    int64_t herd__pending; /* tasks spawned into the group and not finished */
-    void *herd__waiter;    /* the suspended waiting task, if any */
-    int herd__lock;
+    uint64_t herd__opaque[4]; /* a join record: pending count, waiter */
 } herd_group;
 
 /** Prepare an empty group. Context: anywhere. */

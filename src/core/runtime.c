@@ -1,0 +1,289 @@
+/* Runtime lifecycle: herd_start, herd_stop, herd_run, statistics. */
+#include "core/runtime.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define DEQUE_CAP (1u << 20)
+
+herd__rt *herd__rt_global;
+__thread herd__worker *herd__self_w __attribute__((tls_model("initial-exec")));
+
+/* herd_run() calls in progress, and the lifecycle lock (start/stop). Kept
+ * outside the runtime record so herd_run() can count itself in before it
+ * looks at the record (see herd_run). */
+static _Atomic long runs_in_progress;
+static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
+
+HERD_API const char *herd_strerror(int err) {
+    switch (err) {
+    case HERD_OK: return "success";
+    case HERD_EINVAL: return "invalid argument or setting";
+    case HERD_ENOMEM: return "out of memory (descriptors, stacks or queue space)";
+    case HERD_ENOTASK: return "only valid inside a herd task";
+    case HERD_ESTATE: return "runtime not started, or already started";
+    case HERD_EBUSY: return "object busy";
+    case HERD_ESYS: return "the operating system refused";
+    case HERD_ETASK: return "not valid inside a herd task";
+    default: return "unknown herd error";
+    }
+}
+
+static void *worker_main(void *p) {
+    herd__worker *w = p;
+    herd__rt *rt = w->rt;
+    char err[256];
+    if (rt->set.bind != HERD__BIND_NONE &&
+        herd__topo_bind_self(&rt->topo, w->pu, err, sizeof err) != 0)
+        fprintf(stderr, "herd: worker %d not pinned: %s\n", w->id, err);
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, &w->native_low, &w->native_size);
+        pthread_attr_destroy(&attr);
+    }
+    herd__overflow_thread_init(w);
+    herd__worker_enter(w);
+    herd__overflow_thread_fini(w);
+    herd__worker_free_cache(w);
+    herd__self_w = NULL;
+    return NULL;
+}
+
+static void rt_free(herd__rt *rt) {
+    if (rt->workers) {
+        for (int i = 0; i < rt->nworkers; i++)
+            herd__sdq_fini(&rt->workers[i].q);
+        free(rt->workers);
+    }
+    free(rt->pu_of_worker);
+    herd__topo_free(&rt->topo);
+    free(rt);
+}
+
+static int rt_build(herd__rt *rt, const herd_config *cfg) {
+    char err[512];
+    int rc = herd__settings_resolve(cfg, &rt->set);
+    if (rc)
+        return rc;
+    rc = herd__topo_load(&rt->topo, rt->set.topology, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "herd: HERD_TOPOLOGY: %s\n", err);
+        return rc;
+    }
+    rt->nworkers = rt->set.workers ? rt->set.workers : rt->topo.npus;
+    rt->sched = herd__sched_find(rt->set.sched);
+    if (!rt->sched) {
+        fprintf(stderr, "herd: HERD_SCHED=%s: no such scheduler in this build\n", rt->set.sched);
+        return HERD_EINVAL;
+    }
+    herd__stack_conf_init(&rt->stacks, rt->set.stack_size, rt->set.stack_guard);
+    rt->pu_of_worker = calloc((size_t)rt->nworkers, sizeof(int));
+    rt->workers = aligned_alloc(64, sizeof(herd__worker) * (size_t)rt->nworkers);
+    if (!rt->pu_of_worker || !rt->workers)
+        return HERD_ENOMEM;
+    memset(rt->workers, 0, sizeof(herd__worker) * (size_t)rt->nworkers);
+    rc = herd__topo_place(&rt->topo, rt->set.bind, rt->nworkers, rt->pu_of_worker, err,
+                          sizeof err);
+    if (rc) {
+        fprintf(stderr, "herd: HERD_BIND: %s\n", err);
+        return rc;
+    }
+    for (int i = 0; i < rt->nworkers; i++) {
+        herd__worker *w = &rt->workers[i];
+        w->rt = rt;
+        w->id = i;
+        w->pu = rt->pu_of_worker[i];
+        w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+        if (herd__sdq_init(&w->q, DEQUE_CAP) != 0)
+            return HERD_ENOMEM;
+    }
+    return 0;
+}
+
+static void stop_workers(herd__rt *rt, int started) {
+    atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
+    herd__wake_all(rt);
+    for (int i = 0; i < started; i++)
+        pthread_join(rt->workers[i].thread, NULL);
+}
+
+HERD_API int herd_start(const herd_config *cfg) {
+    pthread_mutex_lock(&lifecycle);
+    if (herd__rt_global) {
+        pthread_mutex_unlock(&lifecycle);
+        return HERD_ESTATE;
+    }
+    if (herd__self()) {
+        pthread_mutex_unlock(&lifecycle);
+        return HERD_ETASK;
+    }
+    herd__rt *rt = calloc(1, sizeof *rt);
+    if (!rt) {
+        pthread_mutex_unlock(&lifecycle);
+        return HERD_ENOMEM;
+    }
+    int rc = rt_build(rt, cfg);
+    if (rc == 0)
+        rc = herd__overflow_install();
+    if (rc == 0 && rt->sched->init(rt) != 0)
+        rc = HERD_ENOMEM;
+    if (rc) {
+        rt_free(rt);
+        pthread_mutex_unlock(&lifecycle);
+        return rc;
+    }
+    rt->start_ns = herd__now_ns();
+    for (int i = 0; i < rt->nworkers; i++) {
+        int e = pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]);
+        if (e) {
+            fprintf(stderr, "herd: cannot start worker %d of %d: %s\n", i, rt->nworkers,
+                    strerror(e));
+            stop_workers(rt, i);
+            rt->sched->fini(rt);
+            rt_free(rt);
+            pthread_mutex_unlock(&lifecycle);
+            return HERD_ESYS;
+        }
+    }
+    /* ORDER: release; pairs with the acquire load in herd_run(), so a run
+     * that sees the runtime sees it fully built. */
+    __atomic_store_n(&herd__rt_global, rt, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&lifecycle);
+    return 0;
+}
+
+static void collect_stats(herd__rt *rt, herd_worker_stats *out, int n) {
+    uint64_t elapsed = herd__now_ns() - rt->start_ns;
+    for (int i = 0; i < n; i++) {
+        herd__counters *c = &rt->workers[i].stats;
+#define LOAD(f) atomic_load_explicit(&c->f, memory_order_relaxed)
+        out[i] = (herd_worker_stats){
+            .spawned = LOAD(spawned),
+            .executed = LOAD(executed),
+            .inlined = LOAD(inlined),
+            .steals = LOAD(steals),
+            .steal_attempts = LOAD(steal_attempts),
+            .failed_steals = LOAD(failed_steals),
+            .blocks = LOAD(blocks),
+            .stacks_allocated = LOAD(stacks_allocated),
+            .idle_ns = LOAD(idle_ns),
+        };
+#undef LOAD
+        out[i].busy_ns = elapsed > out[i].idle_ns ? elapsed - out[i].idle_ns : 0;
+    }
+}
+
+HERD_API int herd_stop(void) {
+    if (herd__self())
+        return HERD_ETASK;
+    pthread_mutex_lock(&lifecycle);
+    herd__rt *rt = herd__rt_global;
+    if (!rt) {
+        pthread_mutex_unlock(&lifecycle);
+        return HERD_ESTATE;
+    }
+    /* Refuse new runs, then wait for the ones in progress (see herd_run).
+     * ORDER: seq_cst store then load; pairs with herd_run()'s seq_cst
+     * increment then load of `closing`. */
+    atomic_store_explicit(&rt->closing, 1, memory_order_seq_cst);
+    while (atomic_load_explicit(&runs_in_progress, memory_order_seq_cst) != 0)
+        usleep(1000);
+    herd_worker_stats *st = calloc((size_t)rt->nworkers, sizeof *st);
+    stop_workers(rt, rt->nworkers);
+    if (st) {
+        collect_stats(rt, st, rt->nworkers);
+        herd__stats_report(&rt->set, st, rt->nworkers);
+        free(st);
+    }
+    rt->sched->fini(rt);
+    __atomic_store_n(&herd__rt_global, NULL, __ATOMIC_RELEASE);
+    rt_free(rt);
+    pthread_mutex_unlock(&lifecycle);
+    return 0;
+}
+
+HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size) {
+    if (herd__self())
+        return HERD_ETASK;
+    if (!fn || arg_size > HERD_ARG_MAX || (arg_size && !arg))
+        return HERD_EINVAL;
+    /* ORDER: seq_cst; pairs with herd_stop(): either stop sees this run and
+     * waits for it, or this run sees `stopping` and backs out. */
+    atomic_fetch_add_explicit(&runs_in_progress, 1, memory_order_seq_cst);
+    herd__rt *rt = __atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE);
+    if (!rt || atomic_load_explicit(&rt->closing, memory_order_seq_cst)) {
+        atomic_fetch_sub_explicit(&runs_in_progress, 1, memory_order_seq_cst);
+        return HERD_ESTATE;
+    }
+    herd__inject *n = malloc(sizeof *n);
+    if (!n) {
+        atomic_fetch_sub_explicit(&runs_in_progress, 1, memory_order_seq_cst);
+        return HERD_ENOMEM;
+    }
+    herd__join done;
+    atomic_init(&done.pending, 1);
+    atomic_init(&done.waiter, NULL);
+    atomic_init(&done.futex, 0);
+    done.kind = HERD__JOIN_EXTERNAL;
+    n->next = NULL;
+    n->task.fn = fn;
+    n->task.parent = &done;
+    n->task.kind = HERD__KIND_ROOT;
+    n->task.size = (uint16_t)arg_size;
+    if (arg_size)
+        memcpy(n->task.arg, arg, arg_size);
+    herd__spin_lock(&rt->inject_lock);
+    if (rt->inject_tail)
+        rt->inject_tail->next = n;
+    else
+        rt->inject_head = n;
+    rt->inject_tail = n;
+    atomic_fetch_add_explicit(&rt->inject_size, 1, memory_order_relaxed);
+    herd__spin_unlock(&rt->inject_lock);
+    herd__wake_one(rt); /* W3 */
+    /* ORDER: acquire; pairs with the release store in herd__join_done(): the
+     * root's and its descendants' writes are visible when we return. */
+    while (atomic_load_explicit(&done.futex, memory_order_acquire) == 0)
+        syscall(SYS_futex, &done.futex, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    atomic_fetch_sub_explicit(&runs_in_progress, 1, memory_order_seq_cst);
+    return 0;
+}
+
+HERD_API int herd_num_workers(void) {
+    herd__rt *rt = __atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE);
+    return rt ? rt->nworkers : 0;
+}
+
+HERD_API int herd_worker_id(void) {
+    herd__worker *w = herd__self();
+    return w ? w->id : -1;
+}
+
+HERD_API int herd_stats(herd_worker_stats *out, int max) {
+    herd__worker *self = herd__self();
+    if (self) {
+        /* Inside a task the runtime cannot stop under us (herd_stop waits for
+         * every run), and herd_stop may hold the lock while it waits. */
+        int n = self->rt->nworkers;
+        if (out && max > 0)
+            collect_stats(self->rt, out, max < n ? max : n);
+        return n;
+    }
+    pthread_mutex_lock(&lifecycle);
+    herd__rt *rt = herd__rt_global;
+    if (!rt) {
+        pthread_mutex_unlock(&lifecycle);
+        return HERD_ESTATE;
+    }
+    int n = rt->nworkers;
+    if (out && max > 0)
+        collect_stats(rt, out, max < n ? max : n);
+    pthread_mutex_unlock(&lifecycle);
+    return n;
+}

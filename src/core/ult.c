@@ -1,0 +1,261 @@
+/* Suspending and resuming tasks: context switches between ULTs, the
+ * post-switch action, ready queues and the per-worker stack cache.
+ *
+ * Every ULT runs the scheduler loop at the bottom of its stack; a task runs
+ * above it. To suspend, a task switches to a fresh ULT of the same worker;
+ * the fresh ULT first runs the `post` action its predecessor left (typically:
+ * put the suspended ULT on a wait list and release that list's lock), then
+ * its own scheduler loop. Because `post` runs only after the old context is
+ * completely saved, a waker that finds the ULT on a wait list may resume it
+ * at once on any worker. */
+#include "core/runtime.h"
+
+#include "arch/context.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(HERD_TSAN)
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+void *__tsan_get_current_fiber(void);
+#endif
+#if defined(HERD_ASAN)
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
+                                     size_t *size_old);
+#endif
+
+#define STACK_CACHE_MAX 16
+
+void herd__spin_lock(herd__spin *l) {
+    for (;;) {
+        /* ORDER: acquire; pairs with the release store in herd__spin_unlock(). */
+        if (!atomic_exchange_explicit(&l->v, 1, memory_order_acquire))
+            return;
+        while (atomic_load_explicit(&l->v, memory_order_relaxed))
+            __builtin_ia32_pause();
+    }
+}
+
+void herd__spin_unlock(herd__spin *l) {
+    /* ORDER: release; pairs with the acquire exchange in herd__spin_lock(). */
+    atomic_store_explicit(&l->v, 0, memory_order_release);
+}
+
+void herd__readyq_push(herd__readyq *rq, herd__ult *u) {
+    u->next = NULL;
+    herd__spin_lock(&rq->lock);
+    if (rq->tail)
+        rq->tail->next = u;
+    else
+        rq->head = u;
+    rq->tail = u;
+    atomic_fetch_add_explicit(&rq->size, 1, memory_order_relaxed);
+    herd__spin_unlock(&rq->lock);
+}
+
+herd__ult *herd__readyq_pop(herd__readyq *rq) {
+    /* ORDER: relaxed; a hint. A push that we miss is seen by the sleep
+     * protocol's recheck (W2) or by the pusher's wake-up (W3). */
+    if (atomic_load_explicit(&rq->size, memory_order_relaxed) == 0)
+        return NULL;
+    herd__spin_lock(&rq->lock);
+    herd__ult *u = rq->head;
+    if (u) {
+        rq->head = u->next;
+        if (!rq->head)
+            rq->tail = NULL;
+        atomic_fetch_sub_explicit(&rq->size, 1, memory_order_relaxed);
+    }
+    herd__spin_unlock(&rq->lock);
+    return u;
+}
+
+static void fatal_no_stack(herd__worker *w) {
+    fprintf(stderr,
+            "herd: cannot map a task stack (%zu bytes): %s. Too many suspended tasks for the "
+            "memory or vm.max_map_count; lower HERD_STACK or suspend fewer tasks at once.\n",
+            w->rt->stacks.size, strerror(errno));
+    abort();
+}
+
+herd__ult *herd__ult_get(herd__worker *w) {
+    herd__ult *u = w->cache;
+    if (u) {
+        w->cache = u->next;
+        w->ncache--;
+        return u;
+    }
+    u = calloc(1, sizeof *u);
+    if (!u)
+        return NULL;
+    u->stack = herd__stack_new(&w->rt->stacks);
+    if (!u->stack) {
+        free(u);
+        return NULL;
+    }
+    HERD__COUNT(w, stacks_allocated);
+    return u;
+}
+
+void herd__ult_put(herd__worker *w, herd__ult *u) {
+    if (w->ncache >= STACK_CACHE_MAX) {
+        herd__stack_delete(&w->rt->stacks, u->stack);
+        free(u);
+        return;
+    }
+    u->frame = NULL;
+    u->next = w->cache;
+    w->cache = u;
+    w->ncache++;
+}
+
+/* Runs on the landing side of every switch: the action left by the ULT that
+ * switched here (see the file comment). */
+static void run_post(herd__worker *w) {
+    void (*post)(herd__worker *, herd__ult *, void *) = w->post;
+    if (post) {
+        w->post = NULL;
+        post(w, w->post_ult, w->post_arg);
+    }
+}
+
+static void swap(herd__worker *w, void **save, herd__ult *to, int from_dies) {
+#if defined(HERD_TSAN)
+    __tsan_switch_to_fiber(to->stack->tsan_fiber, 0);
+#endif
+#if defined(HERD_ASAN)
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(from_dies ? NULL : &fake, to->stack->low,
+                                   (size_t)((unsigned char *)to->stack - to->stack->low));
+#endif
+    herd__ctx_swap(save, to->stack->sp, NULL);
+#if defined(HERD_ASAN)
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+    (void)w;
+    (void)from_dies;
+}
+
+static void ult_entry(void *transfer) {
+    (void)transfer;
+    herd__worker *w = herd__self();
+#if defined(HERD_ASAN)
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+    run_post(w);
+    herd__sched_loop(herd__self());
+}
+
+/* Prepare u to start in the scheduler loop when next switched to. */
+static void ult_fresh(herd__ult *u) {
+    u->frame = NULL;
+    u->stack->sp = herd__ctx_make(herd__stack_top(u->stack), ult_entry);
+}
+
+void herd__switch(herd__worker *w, herd__ult *from, herd__ult *to) {
+    if (from && !herd__stack_canary_ok(from->stack))
+        herd__overflow_report_canary(w, from);
+    if (herd__stack_arm(&w->rt->stacks, to->stack) != 0)
+        fatal_no_stack(w);
+    w->cur = to;
+    swap(w, from ? &from->stack->sp : &w->native_sp, to, 0);
+    /* Landed back in `from`, possibly on another worker. */
+    run_post(herd__self());
+}
+
+static void post_free(herd__worker *w, herd__ult *u, void *arg) {
+    (void)arg;
+    herd__ult_put(w, u);
+}
+
+/* From the scheduler loop: resume u; the current ULT goes back to the cache
+ * (its stack holds nothing but an idle scheduler loop). Never returns. */
+void herd__resume_from_loop(herd__worker *w, herd__ult *u) {
+    herd__ult *me = w->cur;
+    if (!herd__stack_canary_ok(me->stack))
+        herd__overflow_report_canary(w, me);
+    if (herd__stack_arm(&w->rt->stacks, u->stack) != 0)
+        fatal_no_stack(w);
+    w->post = post_free;
+    w->post_ult = me;
+    w->post_arg = NULL;
+    w->cur = u;
+    void *dead;
+    swap(w, &dead, u, 1);
+    __builtin_unreachable();
+}
+
+void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
+    herd__worker *w = herd__self();
+    herd__ult *me = w->cur;
+    herd__ult *next = herd__ult_get(w);
+    if (!next)
+        fatal_no_stack(w);
+    ult_fresh(next);
+    me->frame = w->frame;
+    me->epoch++; /* frames rebase to seg_base when they next look (tasks.md) */
+    w->frame = NULL;
+    w->post = arm;
+    w->post_ult = me;
+    w->post_arg = arg;
+    HERD__COUNT(w, blocks);
+    herd__stack_park(&w->rt->stacks, me->stack);
+    herd__switch(w, me, next);
+    /* Resumed, maybe elsewhere. */
+    w = herd__self();
+    me->seg_base = w->q.head;
+    w->frame = me->frame;
+}
+
+void herd__ult_ready(herd__ult *u) {
+    herd__worker *w = herd__self();
+    HERD_ASSERT(w != NULL);
+    herd__readyq_push(&w->ready, u);
+    herd__wake_one(w->rt);
+}
+
+static void post_exit(herd__worker *w, herd__ult *u, void *arg) {
+    (void)arg;
+    herd__ult_put(w, u);
+}
+
+void herd__worker_enter(herd__worker *w) {
+    herd__self_w = w;
+    herd__ult *u = herd__ult_get(w);
+    if (!u)
+        fatal_no_stack(w);
+    ult_fresh(u);
+    w->post = NULL;
+    herd__switch(w, NULL, u);
+    /* Back on the pthread's own stack: the scheduler loop has exited. */
+}
+
+/* From the scheduler loop at shutdown: back to the pthread's own context. */
+void herd__worker_exit(herd__worker *w) {
+    herd__ult *me = w->cur;
+    w->post = post_exit;
+    w->post_ult = me;
+    w->cur = NULL;
+#if defined(HERD_TSAN)
+    __tsan_switch_to_fiber(w->tsan_native, 0);
+#endif
+#if defined(HERD_ASAN)
+    __sanitizer_start_switch_fiber(NULL, w->native_low, w->native_size);
+#endif
+    void *dead;
+    herd__ctx_swap(&dead, w->native_sp, NULL);
+    __builtin_unreachable();
+}
+
+void herd__worker_free_cache(herd__worker *w) {
+    while (w->cache) {
+        herd__ult *u = w->cache;
+        w->cache = u->next;
+        herd__stack_delete(&w->rt->stacks, u->stack);
+        free(u);
+    }
+    w->ncache = 0;
+}

@@ -1,0 +1,202 @@
+/* The worker loop: find work, run it, and sleep when there is none.
+ *
+ * Where a worker looks, in order: its own deque (newest first), its ready
+ * queue (resumed tasks, oldest first), the injector (roots from herd_run),
+ * then the scheduler's steal policy. Every 61st decision looks at the ready
+ * queue and the injector first, so that a worker busy with its own deque
+ * still resumes woken tasks and starts new roots.
+ *
+ * Sleep/wake protocol (docs/design/tasks.md, W1..W4):
+ *  W1 a worker that found nothing for a while reads wake_seq, then announces
+ *     itself in `sleepers` (seq_cst RMW, then a seq_cst fence);
+ *  W2 it looks for work once more, asking every worker to publish private
+ *     work (split requests), and sleeps on wake_seq only if it still finds
+ *     none and wake_seq is unchanged;
+ *  W3 whoever makes work visible (publish, ready push, injection) issues a
+ *     seq_cst fence, then reads `sleepers`, and if non-zero bumps wake_seq
+ *     and wakes one sleeper;
+ *  W4 a woken worker that succeeds in stealing wakes the next sleeper if
+ *     work remains visible (a chain, so one publish can wake many).
+ * W1/W3 are the store-buffering pattern with seq_cst fences on both sides: a
+ * waker that misses the announcement made its work visible before the
+ * sleeper's recheck, which then sees it. */
+#include "core/runtime.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FAIRNESS_PERIOD 61
+#define SPIN_ROUNDS 64
+
+uint64_t herd__now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t val) {
+    syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *addr, int n) {
+    syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+void herd__wake_one(herd__rt *rt) {
+    /* W3. ORDER: seq_cst fence; pairs with the fence after the sleepers
+     * increment in idle_sleep(): the work we just made visible is seen by
+     * that sleeper's recheck, or its announcement is seen here. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) == 0)
+        return;
+    /* ORDER: release; pairs with the acquire load of wake_seq in idle_sleep(). */
+    atomic_fetch_add_explicit(&rt->wake_seq, 1, memory_order_release);
+    futex_wake(&rt->wake_seq, 1);
+}
+
+void herd__wake_all(herd__rt *rt) {
+    atomic_thread_fence(memory_order_seq_cst); /* as in herd__wake_one() */
+    atomic_fetch_add_explicit(&rt->wake_seq, 1, memory_order_release);
+    futex_wake(&rt->wake_seq, INT_MAX);
+}
+
+static int take_injected(herd__rt *rt, herd__work *out) {
+    /* ORDER: relaxed; a hint, see herd__readyq_pop(). */
+    if (atomic_load_explicit(&rt->inject_size, memory_order_relaxed) == 0)
+        return 0;
+    herd__spin_lock(&rt->inject_lock);
+    herd__inject *n = rt->inject_head;
+    if (n) {
+        rt->inject_head = n->next;
+        if (!rt->inject_head)
+            rt->inject_tail = NULL;
+        atomic_fetch_sub_explicit(&rt->inject_size, 1, memory_order_relaxed);
+    }
+    herd__spin_unlock(&rt->inject_lock);
+    if (!n)
+        return 0;
+    out->ult = NULL;
+    out->task = n->task;
+    free(n);
+    return 1;
+}
+
+static int take_ready(herd__worker *w, herd__work *out) {
+    herd__ult *u = herd__readyq_pop(&w->ready);
+    if (!u)
+        return 0;
+    out->ult = u;
+    return 1;
+}
+
+static int take_own(herd__worker *w, herd__work *out) {
+    herd__pop_result r = herd__sdq_pop(&w->q, 0, &out->task);
+    if (r == HERD__POP_OK) {
+        out->ult = NULL;
+        return 1;
+    }
+    if (r == HERD__POP_STOLEN)
+        herd__sdq_reset(&w->q, 0);
+    return 0;
+}
+
+static int find_work(herd__worker *w, herd__work *out) {
+    herd__rt *rt = w->rt;
+    if (++w->tick % FAIRNESS_PERIOD == 0 && (take_ready(w, out) || take_injected(rt, out)))
+        return 1;
+    if (take_own(w, out) || take_ready(w, out) || take_injected(rt, out))
+        return 1;
+    if (rt->nworkers > 1 && rt->sched->steal(w, out)) {
+        HERD__COUNT(w, steals);
+        return 1;
+    }
+    return 0;
+}
+
+/* Is there work anywhere that this worker could take? Raises split requests
+ * on every other worker as a side effect (W2). */
+static int work_visible(herd__worker *w) {
+    herd__rt *rt = w->rt;
+    if (atomic_load_explicit(&rt->inject_size, memory_order_relaxed) ||
+        atomic_load_explicit(&w->ready.size, memory_order_relaxed))
+        return 1;
+    for (int i = 0; i < rt->nworkers; i++) {
+        herd__worker *v = &rt->workers[i];
+        if (v == w)
+            continue;
+        if (herd__sdq_public_size(&v->q) || atomic_load_explicit(&v->ready.size, memory_order_relaxed))
+            return 1;
+        if (!atomic_load_explicit(&v->q.split_req, memory_order_relaxed))
+            atomic_store_explicit(&v->q.split_req, 1, memory_order_relaxed);
+    }
+    return 0;
+}
+
+static void idle_sleep(herd__worker *w) {
+    herd__rt *rt = w->rt;
+    /* W1. ORDER: acquire; pairs with the release increment in herd__wake_one(). */
+    uint32_t seq = atomic_load_explicit(&rt->wake_seq, memory_order_acquire);
+    atomic_fetch_add_explicit(&rt->sleepers, 1, memory_order_seq_cst);
+    /* ORDER: seq_cst fence; pairs with the fence in herd__wake_one() (W3). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!work_visible(w) && !atomic_load_explicit(&rt->stopping, memory_order_acquire))
+        futex_wait(&rt->wake_seq, seq); /* W2: returns at once if seq moved */
+    atomic_fetch_sub_explicit(&rt->sleepers, 1, memory_order_relaxed);
+}
+
+static void idle_step(herd__worker *w, unsigned *fails) {
+    herd__idle mode = w->rt->set.idle;
+    if (mode == HERD__IDLE_SLEEP || (mode == HERD__IDLE_ADAPTIVE && *fails >= SPIN_ROUNDS)) {
+        idle_sleep(w);
+        *fails = 0;
+        return;
+    }
+    (*fails)++;
+    for (int i = 0; i < 32; i++)
+        __builtin_ia32_pause();
+    /* A spinning worker may share its core with a busy one (more workers
+     * than cores): let it run now and then. */
+    if (mode == HERD__IDLE_SPIN && *fails % SPIN_ROUNDS == 0)
+        sched_yield();
+}
+
+void herd__sched_loop(herd__worker *w) {
+    unsigned fails = 0;
+    uint64_t idle_since = 0;
+    for (;;) {
+        herd__work work;
+        if (find_work(w, &work)) {
+            if (idle_since) {
+                uint64_t d = herd__now_ns() - idle_since;
+                atomic_store_explicit(
+                    &w->stats.idle_ns,
+                    atomic_load_explicit(&w->stats.idle_ns, memory_order_relaxed) + d,
+                    memory_order_relaxed);
+                idle_since = 0;
+            }
+            fails = 0;
+            if (work.ult)
+                herd__resume_from_loop(w, work.ult);
+            herd__run_root(w, &work.task);
+            w = herd__self(); /* the root may have suspended and moved us */
+            continue;
+        }
+        if (!idle_since)
+            idle_since = herd__now_ns();
+        if (atomic_load_explicit(&w->rt->stopping, memory_order_acquire)) {
+            /* herd_stop() runs only when no herd_run() is in progress, so no
+             * task exists anywhere: leaving is safe. */
+            uint64_t d = herd__now_ns() - idle_since;
+            atomic_store_explicit(&w->stats.idle_ns,
+                                  atomic_load_explicit(&w->stats.idle_ns, memory_order_relaxed) + d,
+                                  memory_order_relaxed);
+            herd__worker_exit(w);
+        }
+        idle_step(w, &fails);
+    }
+}

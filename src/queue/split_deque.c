@@ -1,0 +1,138 @@
+/* Split deque: slow paths. The fast paths (push, private pop) are inline in
+ * split_deque.h. Step numbers refer to docs/design/split-deque.md. */
+#include "queue/split_deque.h"
+
+#include <sys/mman.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+static void *map_lazy(size_t bytes) {
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int herd__sdq_init(herd__sdq *q, uint32_t cap) {
+    memset(q, 0, sizeof *q);
+    q->slots = map_lazy((size_t)cap * sizeof(herd__slot));
+    q->big = map_lazy((size_t)cap * HERD_ARG_MAX);
+    if (!q->slots || !q->big) {
+        herd__sdq_fini(q);
+        return HERD_ENOMEM;
+    }
+    q->cap = cap;
+    atomic_init(&q->ts, herd__ts_make(0, 0));
+    atomic_init(&q->split_req, 0);
+    return 0;
+}
+
+void herd__sdq_fini(herd__sdq *q) {
+    if (q->slots)
+        munmap(q->slots, (size_t)q->cap * sizeof(herd__slot));
+    if (q->big)
+        munmap(q->big, (size_t)q->cap * HERD_ARG_MAX);
+    q->slots = NULL;
+    q->big = NULL;
+}
+
+uint32_t herd__sdq_publish(herd__sdq *q) {
+    /* ORDER: relaxed; clearing before the CAS below means a thief that raises
+     * the flag again after our CAS is seen at a later push, never lost. */
+    atomic_store_explicit(&q->split_req, 0, memory_order_relaxed);
+    if (q->head == q->split)
+        return 0;
+    uint32_t newsplit = q->split + (q->head - q->split + 1) / 2;
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+    for (;;) {
+        /* Only the owner moves split, so ts's split is ours; only tail races. */
+        uint64_t want = herd__ts_make(herd__ts_tail(ts), newsplit);
+        /* S3. ORDER: release (and seq_cst for the sleep protocol in
+         * core/idle.c: a publisher's CAS and a sleeper's announcement are
+         * totally ordered); pairs with the acquire load/CAS of ts in
+         * herd__sdq_steal(), so a thief that sees the new split also sees the
+         * slot contents written by herd__sdq_push(). */
+        if (atomic_compare_exchange_weak_explicit(&q->ts, &ts, want, memory_order_seq_cst,
+                                                  memory_order_relaxed))
+            break;
+    }
+    uint32_t n = newsplit - q->split;
+    q->split = newsplit;
+    return n;
+}
+
+herd__pop_result herd__sdq_pop_slow(herd__sdq *q, uint32_t base, herd__taskcopy *out) {
+    /* S2': the private part is empty (head == split); take back the newer half
+     * of the public part, but never below base. */
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+    for (;;) {
+        uint32_t tail = herd__ts_tail(ts);
+        if (tail >= q->split)
+            return HERD__POP_STOLEN; /* everything below head is gone */
+        uint32_t newsplit = tail + (q->split - tail) / 2;
+        if (newsplit < base)
+            newsplit = base;
+        if (newsplit < tail)
+            newsplit = tail;
+        uint64_t want = herd__ts_make(tail, newsplit);
+        /* ORDER: acq_rel; a success linearises against the thieves' CAS on the
+         * same word, so a slot at or above newsplit was not taken by a thief
+         * (thieves only take tail < split). Slot contents are our own writes. */
+        if (atomic_compare_exchange_weak_explicit(&q->ts, &ts, want, memory_order_acq_rel,
+                                                  memory_order_relaxed)) {
+            q->split = newsplit;
+            break;
+        }
+    }
+    if (q->head == q->split)
+        return HERD__POP_STOLEN; /* tail reached split between load and CAS */
+    q->head--;
+    herd__sdq_copy_out(q, q->head, out);
+    return HERD__POP_OK;
+}
+
+void herd__sdq_reset(herd__sdq *q, uint32_t new_head) {
+    /* S6: every slot below head is gone (tail == split == head). Thieves that
+     * won slots in [new_head, head) may still be copying them: wait for their
+     * `taken` marks before the owner can write over those slots. */
+    for (uint32_t i = new_head; i < q->head; i++) {
+        /* ORDER: acquire; pairs with the release store of `taken` in
+         * herd__sdq_steal(): the thief's reads of the slot happen before our
+         * later writes to it. */
+        while (!atomic_load_explicit(&q->slots[i].taken, memory_order_acquire))
+            cpu_relax();
+    }
+    q->head = new_head;
+    q->split = new_head;
+    /* ORDER: relaxed; tail == split now, so no thief CAS can succeed until
+     * the next release CAS in herd__sdq_publish() publishes new slots. */
+    atomic_store_explicit(&q->ts, herd__ts_make(new_head, new_head), memory_order_relaxed);
+}
+
+herd__steal_result herd__sdq_steal(herd__sdq *q, herd__taskcopy *out) {
+    /* ORDER: acquire; pairs with the release CAS in herd__sdq_publish(). */
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_acquire);
+    uint32_t tail = herd__ts_tail(ts), split = herd__ts_split(ts);
+    if (tail >= split) {
+        /* S4a: nothing public. Ask the owner to publish; read first so idle
+         * thieves do not keep the owner's line bouncing. ORDER: relaxed, see
+         * herd__sdq_wants_publish(). */
+        if (!atomic_load_explicit(&q->split_req, memory_order_relaxed))
+            atomic_store_explicit(&q->split_req, 1, memory_order_relaxed);
+        return HERD__STEAL_EMPTY;
+    }
+    /* S4b. ORDER: acquire on success; pairs with the release CAS of the
+     * publish that made slot `tail` public (possibly through the release
+     * sequence of later RMWs on ts), so the slot contents are visible. */
+    if (!atomic_compare_exchange_strong_explicit(&q->ts, &ts, herd__ts_make(tail + 1, split),
+                                                 memory_order_acquire, memory_order_relaxed))
+        return HERD__STEAL_RETRY;
+    herd__sdq_copy_out(q, tail, out);
+    /* S5. ORDER: release; pairs with the acquire load in herd__sdq_reset():
+     * our reads of the slot happen before the owner writes over it. */
+    atomic_store_explicit(&q->slots[tail].taken, 1, memory_order_release);
+    return HERD__STEAL_OK;
+}

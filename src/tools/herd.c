@@ -1,0 +1,269 @@
+/* herd: the command-line tool.
+ *
+ *   herd topo [flags]               the machine, its shepherds, and where each worker goes
+ *   herd run [flags] -- PROGRAM ... run PROGRAM under the given settings
+ *   herd version | help
+ *
+ * Every flag is a spelling of one HERD_* environment variable. The tool sets
+ * the variable and then resolves the settings exactly as herd_start() does
+ * (herd__settings_resolve), so `herd topo` shows what a program would get and
+ * `herd run` passes the settings to PROGRAM through its environment. Keeping
+ * the environment as the single channel means there is one parser and one set
+ * of error messages for both. */
+#include "core/config.h"
+#include "herd/herd.h"
+#include "topo/topo.h"
+
+#include <hwloc.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    EXIT_USAGE = 2,     /* unknown command or flag, malformed value */
+    EXIT_NOEXEC = 126,  /* PROGRAM exists but cannot be executed (shell convention) */
+    EXIT_NOTFOUND = 127 /* PROGRAM not found (shell convention) */
+};
+
+/* Which subcommands accept a flag. */
+enum { CMD_TOPO = 1 << 0, CMD_RUN = 1 << 1 };
+
+typedef struct flag {
+    const char *name; /* "--workers" */
+    const char *env;  /* the variable it sets */
+    const char *arg;  /* placeholder in the usage text */
+    int cmds;         /* CMD_* mask */
+    const char *help;
+} flag;
+
+static const flag flags[] = {
+    {"--sched", "HERD_SCHED", "S", CMD_TOPO | CMD_RUN,
+     "fifo, lifo, central, ws, mts, numa, numa-random, hier, auto"},
+    {"--workers", "HERD_WORKERS", "N", CMD_TOPO | CMD_RUN,
+     "number of workers (default: one per PU of the cpuset)"},
+    {"--bind", "HERD_BIND", "B", CMD_TOPO | CMD_RUN, "worker placement: none, compact, scatter"},
+    {"--topology", "HERD_TOPOLOGY", "T", CMD_TOPO | CMD_RUN,
+     "hwloc synthetic description (\"pack:2 core:4 pu:2\") or XML file"},
+    {"--shepherd", "HERD_SHEPHERD", "L", CMD_TOPO | CMD_RUN,
+     "shepherd level: pu, core, l2, l3, numa, package, machine"},
+    {"--stack", "HERD_STACK", "SIZE", CMD_RUN, "task stack size: 65536, 64K, 1M, ..."},
+    {"--stats", "HERD_STATS", "X", CMD_RUN,
+     "1: a per-worker table at exit; a path: JSON there"},
+    {"--idle", "HERD_IDLE", "P", CMD_RUN, "idle policy: spin, sleep, adaptive"},
+};
+#define NFLAGS (sizeof flags / sizeof flags[0])
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: herd <command> [flags]\n"
+            "\n"
+            "commands:\n"
+            "  topo [flags]                 show the topology, the shepherds and the placement\n"
+            "                               of each worker under the current settings\n"
+            "  run [flags] -- PROGRAM ARGS  run PROGRAM with the flags' settings in its\n"
+            "                               environment\n"
+            "  version                      print herd's version\n"
+            "  help, --help                 print this text\n"
+            "  bench, report                not available yet\n"
+            "\n"
+            "flags (each sets the HERD_* variable shown, overriding the environment;\n"
+            "FLAG VALUE and FLAG=VALUE are both accepted):\n");
+    for (size_t i = 0; i < NFLAGS; i++) {
+        char left[32];
+        snprintf(left, sizeof left, "%s %s", flags[i].name, flags[i].arg);
+        fprintf(out, "  %-16s %-14s %s%s\n", left, flags[i].env, flags[i].help,
+                flags[i].cmds & CMD_TOPO ? "" : " (run only)");
+    }
+}
+
+static int usage_error(const char *fmt, const char *what)
+{
+    fprintf(stderr, "herd: ");
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "\n\n");
+    usage(stderr);
+    return -1;
+}
+
+static const flag *find_flag(const char *arg, size_t len)
+{
+    for (size_t i = 0; i < NFLAGS; i++)
+        if (strlen(flags[i].name) == len && strncmp(flags[i].name, arg, len) == 0)
+            return &flags[i];
+    return NULL;
+}
+
+/* Apply one flag at argv[*i] (with its value, inline or in the next word);
+ * advances *i past what it used. Returns 0, or -1 after printing why. */
+static int apply_flag(int cmd, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i];
+    const char *eq = strchr(arg, '=');
+    const flag *f = find_flag(arg, eq != NULL ? (size_t)(eq - arg) : strlen(arg));
+    if (f == NULL || !(f->cmds & cmd))
+        return usage_error(f == NULL ? "unknown flag '%s'" : "flag '%s' is only for herd run",
+                           arg);
+    const char *value = eq != NULL ? eq + 1 : NULL;
+    if (value == NULL) {
+        if (*i + 1 >= argc)
+            return usage_error("flag '%s' needs a value", arg);
+        value = argv[++*i];
+    }
+    if (setenv(f->env, value, 1) != 0) {
+        fprintf(stderr, "herd: cannot set %s: %s\n", f->env, strerror(errno));
+        return -1;
+    }
+    ++*i;
+    return 0;
+}
+
+/* Apply the flags from argv[2] on. Returns the index of the first word after
+ * them (after "--" when present), or -1 after printing the error. */
+static int parse_flags(int cmd, int argc, char **argv)
+{
+    int i = 2;
+    while (i < argc) {
+        if (strcmp(argv[i], "--") == 0)
+            return i + 1;
+        if (argv[i][0] != '-')
+            return i;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (apply_flag(cmd, argc, argv, &i) != 0)
+            return -1;
+    }
+    return i;
+}
+
+/* ------------------------------------------------------------------ topo */
+
+static void print_victims(const herd__settings *s, int nworkers)
+{
+    printf("scheduler: %s\n", s->sched);
+    if (strcmp(s->sched, "ws") != 0)
+        return;
+    printf("victim order (ws):\n");
+    for (int w = 0; w < nworkers; w++)
+        printf("  worker %d: %s\n", w,
+               nworkers > 1 ? "random (uniform over the other workers)"
+                            : "none (no other worker)");
+}
+
+static int show_topology(const herd__settings *s)
+{
+    herd__topo t;
+    char err[512];
+    if (herd__topo_load(&t, s->topology, err, sizeof err) != 0) {
+        fprintf(stderr, "herd: HERD_TOPOLOGY: %s\n", err);
+        return EXIT_USAGE;
+    }
+    int n = s->workers > 0 ? s->workers : t.npus;
+    int *pu = malloc((size_t)n * sizeof *pu);
+    int rc = pu == NULL ? HERD_ENOMEM : herd__topo_place(&t, s->bind, n, pu, err, sizeof err);
+    if (rc == 0) {
+        herd__topo_print(&t, stdout, s->shepherd, n, pu, s->bind);
+        print_victims(s, n);
+    } else {
+        fprintf(stderr, "herd: %s\n", pu == NULL ? "out of memory" : err);
+    }
+    free(pu);
+    herd__topo_free(&t);
+    return rc == 0 ? 0 : 1;
+}
+
+static int cmd_topo(int argc, char **argv)
+{
+    int i = parse_flags(CMD_TOPO, argc, argv);
+    if (i < 0)
+        return EXIT_USAGE;
+    if (i < argc) {
+        usage_error("herd topo takes no argument: '%s'", argv[i]);
+        return EXIT_USAGE;
+    }
+    herd__settings s;
+    if (herd__settings_resolve(NULL, &s) != 0)
+        return EXIT_USAGE; /* the resolver has said which variable is wrong */
+    return show_topology(&s);
+}
+
+/* ------------------------------------------------------------------- run */
+
+/* Check the settings before exec, so that a typo is reported by herd rather
+ * than by herd_start() somewhere inside PROGRAM. */
+static int check_settings(void)
+{
+    herd__settings s;
+    if (herd__settings_resolve(NULL, &s) != 0)
+        return -1;
+    if (s.topology[0] == '\0')
+        return 0; /* the real machine always loads; do not pay for it twice */
+    herd__topo t;
+    char err[512];
+    if (herd__topo_load(&t, s.topology, err, sizeof err) != 0) {
+        fprintf(stderr, "herd: HERD_TOPOLOGY: %s\n", err);
+        return -1;
+    }
+    herd__topo_free(&t);
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    int i = parse_flags(CMD_RUN, argc, argv);
+    if (i < 0)
+        return EXIT_USAGE;
+    if (i >= argc) {
+        usage_error("%s: no PROGRAM given (herd run [flags] -- PROGRAM ARGS)", "run");
+        return EXIT_USAGE;
+    }
+    if (check_settings() != 0)
+        return EXIT_USAGE;
+    execvp(argv[i], argv + i);
+    int e = errno;
+    if (e == ENOENT) {
+        fprintf(stderr, "herd run: %s: %s\n", argv[i],
+                strchr(argv[i], '/') != NULL ? "no such file" : "command not found");
+        return EXIT_NOTFOUND;
+    }
+    fprintf(stderr, "herd run: cannot execute %s: %s\n", argv[i], strerror(e));
+    return EXIT_NOEXEC;
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "topo") == 0)
+        return cmd_topo(argc, argv);
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc, argv);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("herd %d.%d.%d (built with hwloc %s)\n", HERD_VERSION_MAJOR, HERD_VERSION_MINOR,
+               HERD_VERSION_PATCH, HWLOC_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "bench") == 0 || strcmp(cmd, "report") == 0) {
+        fprintf(stderr,
+                "herd %s: not available yet in herd %d.%d.%d (the benchmark harness is not "
+                "part of this build)\n",
+                cmd, HERD_VERSION_MAJOR, HERD_VERSION_MINOR, HERD_VERSION_PATCH);
+        return EXIT_USAGE;
+    }
+    usage_error("unknown command '%s'", cmd);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,100 @@
+/* Task stacks: mapping, guard pages under a budget, canaries. */
+#include "ult/stack.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(HERD_TSAN)
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+#endif
+
+/* Guards currently PROT_NONE, process-wide. ORDER: relaxed everywhere; it
+ * is a budget, read as an estimate; each stack's own `guarded` flag (owned by
+ * whoever holds the stack) is what decides mprotect calls. */
+static _Atomic long guards_in_use;
+
+static long read_max_map_count(void) {
+    long v = 65530;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1)
+            v = 65530;
+        fclose(f);
+    }
+    return v;
+}
+
+void herd__stack_conf_init(herd__stack_conf *c, size_t size, int guard) {
+    c->page = (size_t)sysconf(_SC_PAGESIZE);
+    c->size = (size + c->page - 1) / c->page * c->page;
+    c->guard = guard;
+    /* A guarded stack costs 2 map areas, an unguarded one at most 1. Keep a
+     * quarter of the areas for guards: the rest stays for the stacks, the
+     * program's own mappings and the libraries. */
+    c->guard_budget = read_max_map_count() / 4;
+}
+
+herd__stack *herd__stack_new(const herd__stack_conf *c) {
+    size_t rec = (sizeof(herd__stack) + 63) & ~(size_t)63;
+    size_t map_size = c->page + c->size + ((rec + c->page - 1) / c->page) * c->page;
+    unsigned char *m = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    herd__stack *s = (herd__stack *)(m + map_size - rec);
+    s->map = m;
+    s->map_size = map_size;
+    s->low = m + c->page;
+    s->guarded = 0;
+    s->next = NULL;
+    s->sp = NULL;
+    *(uint64_t *)s->low = HERD__STACK_CANARY;
+#if defined(HERD_TSAN)
+    s->tsan_fiber = __tsan_create_fiber(0);
+#else
+    s->tsan_fiber = NULL;
+#endif
+    if (herd__stack_arm(c, s) != 0) {
+        munmap(m, map_size);
+        return NULL;
+    }
+    return s;
+}
+
+void herd__stack_delete(const herd__stack_conf *c, herd__stack *s) {
+    if (s->guarded)
+        atomic_fetch_sub_explicit(&guards_in_use, 1, memory_order_relaxed);
+#if defined(HERD_TSAN)
+    __tsan_destroy_fiber(s->tsan_fiber);
+#endif
+    munmap(s->map, s->map_size);
+}
+
+int herd__stack_arm(const herd__stack_conf *c, herd__stack *s) {
+    if (!c->guard || s->guarded)
+        return 0;
+    if (mprotect(s->map, c->page, PROT_NONE) != 0)
+        return -1;
+    s->guarded = 1;
+    atomic_fetch_add_explicit(&guards_in_use, 1, memory_order_relaxed);
+    return 0;
+}
+
+void herd__stack_park(const herd__stack_conf *c, herd__stack *s) {
+    if (!s->guarded ||
+        atomic_load_explicit(&guards_in_use, memory_order_relaxed) <= c->guard_budget)
+        return;
+    /* A suspended stack cannot overflow; it gets its guard back before it
+     * runs again (herd__stack_arm on resume). */
+    if (mprotect(s->map, c->page, PROT_READ | PROT_WRITE) == 0) {
+        s->guarded = 0;
+        atomic_fetch_sub_explicit(&guards_in_use, 1, memory_order_relaxed);
+    }
+}
+
+long herd__stack_guards_in_use(void) {
+    return atomic_load_explicit(&guards_in_use, memory_order_relaxed);
+}

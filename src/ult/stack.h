@@ -1,0 +1,73 @@
+/* Task stacks (paper 004: lazy allocation, per-worker recycling, handoff).
+ *
+ * A stack is one anonymous mapping: a guard page at the bottom, the usable
+ * stack, and this record at the top. A task gets a stack only when it has to
+ * run on one of its own: a queued task is a slot in a deque, a task run by
+ * its parent's wait runs on the parent's stack, and a finished task leaves
+ * its stack to the next task the worker runs (handoff). So stacks in use =
+ * suspended tasks + workers.
+ *
+ * Overflow detection (docs/design/stacks.md): a stack that runs always has a
+ * PROT_NONE guard page. A guarded stack costs two kernel memory areas, and
+ * Linux allows vm.max_map_count of them (65530 by default), so when many
+ * tasks are suspended at once, stacks that suspend give their guard back
+ * (mprotect read-write) once the number of guards passes a budget, and get
+ * it again before they next run. A canary word above the guard is checked at
+ * every switch away from a stack, for frames that jump over the guard. */
+#ifndef HERD_ULT_STACK_H
+#define HERD_ULT_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HERD__STACK_CANARY 0x6865726473746b21ull /* "herdstk!" */
+
+typedef struct herd__stack {
+    void *sp;              /* saved context while not running */
+    unsigned char *map;    /* mapping start (the guard page) */
+    size_t map_size;
+    unsigned char *low;    /* lowest usable address (just above the guard) */
+    int guarded;           /* 1 while the guard page is PROT_NONE */
+    struct herd__stack *next; /* free-list / wait-list link, owner: whoever holds it */
+    void *tsan_fiber;
+} herd__stack;
+
+/* Process-wide stack settings, fixed at herd_start(). */
+typedef struct herd__stack_conf {
+    size_t size;        /* usable bytes (HERD_STACK) */
+    size_t page;
+    int guard;          /* HERD_STACK_GUARD */
+    long guard_budget;  /* guards allowed before suspending stacks give theirs back */
+} herd__stack_conf;
+
+void herd__stack_conf_init(herd__stack_conf *c, size_t size, int guard);
+
+/* Map a new stack; NULL when the kernel refuses (errno set). */
+herd__stack *herd__stack_new(const herd__stack_conf *c);
+void herd__stack_delete(const herd__stack_conf *c, herd__stack *s);
+
+/* Highest usable address (exclusive), where a fresh context is built. */
+static inline void *herd__stack_top(herd__stack *s) { return (void *)s; }
+
+/* Make sure s has its guard before it runs. Returns 0 or -1 (mprotect failed). */
+int herd__stack_arm(const herd__stack_conf *c, herd__stack *s);
+/* s is being suspended: give its guard back if guards are over budget. */
+void herd__stack_park(const herd__stack_conf *c, herd__stack *s);
+
+/* 1 if the canary above the guard is intact. */
+static inline int herd__stack_canary_ok(const herd__stack *s) {
+    return *(const uint64_t *)s->low == HERD__STACK_CANARY;
+}
+/* 1 if addr lies in s's guard page (or just below its usable area). */
+static inline int herd__stack_in_guard(const herd__stack *s, const void *addr) {
+    const unsigned char *a = addr;
+    return a >= s->map && a < s->low;
+}
+/* Usable bytes left below the caller's frame pointer on stack s. */
+static inline size_t herd__stack_left(const herd__stack *s, const void *sp) {
+    return (size_t)((const unsigned char *)sp - s->low);
+}
+
+long herd__stack_guards_in_use(void);
+
+#endif
