@@ -110,13 +110,13 @@ HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size);
  *  bytes. Context: inside a herd task. Never blocks.
  *  Returns 0, HERD_ENOTASK, HERD_EINVAL (fn NULL or arg_size > HERD_ARG_MAX),
  *  HERD_ENOMEM (the worker's task queue is full: 2^20 queued children). */
-HERD_API int herd_spawn(herd_fn fn, const void *arg, size_t arg_size);
+static inline int herd_spawn(herd_fn fn, const void *arg, size_t arg_size);
 
 /** Wait until every child the calling task has spawned so far has finished
  *  (with its descendants). Children still queued on this worker run at once
  *  on the caller's stack; if others still run elsewhere the task suspends.
  *  Context: inside a herd task. Returns 0 or HERD_ENOTASK. */
-HERD_API int herd_wait(void);
+static inline int herd_wait(void);
 
 /** Let other ready tasks run; the caller is queued behind them.
  *  Context: inside a herd task. Returns 0 or HERD_ENOTASK. */
@@ -249,6 +249,20 @@ typedef struct herd_worker_stats {
  *  Counters are read without stopping the workers: each is exact, the set
  *  is not a single snapshot. Context: anywhere. */
 HERD_API int herd_stats(herd_worker_stats *out, int max);
+
+/* ------------------------------------------------------- inline fast paths
+ * herd_spawn and herd_wait compile inline (herd/herd_fast.h); the library
+ * also exports them as functions (herd_spawn_fn, herd_wait_fn) for callers
+ * that need a symbol, such as other languages' foreign-function interfaces. */
+HERD_API int herd_spawn_fn(herd_fn fn, const void *arg, size_t arg_size);
+HERD_API int herd_wait_fn(void);
+
+#include "herd/herd_fast.h"
+
+static inline int herd_spawn(herd_fn fn, const void *arg, size_t arg_size) {
+    return herd__spawn_fast(fn, arg, arg_size);
+}
+static inline int herd_wait(void) { return herd__wait_fast(); }
 
 #ifdef __cplusplus
 }

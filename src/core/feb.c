@@ -142,7 +142,7 @@ static void arm_feb(herd__worker *w, herd__ult *u, void *p) {
 /* Do op on addr, suspending until the state allows it. */
 static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out) {
     herd__worker *w = herd__self();
-    if (!w || !w->frame)
+    if (!w || !w->hot.frame)
         return HERD_ENOTASK;
     if (!addr || ((uintptr_t)addr & 7))
         return HERD_EINVAL;
@@ -260,7 +260,7 @@ HERD_API int herd_future_spawn(herd_future *f, herd_future_fn fn, const void *ar
     if (!f || !fn || arg_size > HERD_ARG_MAX - sizeof(future_hdr) || (arg_size && !arg))
         return HERD_EINVAL;
     herd__worker *w = herd__self();
-    if (!w || !w->frame)
+    if (!w || !w->hot.frame)
         return HERD_ENOTASK;
     unsigned char buf[HERD_ARG_MAX];
     future_hdr h = {f, fn};

@@ -30,12 +30,12 @@ static void describe_fn(herd_fn fn, char *buf, size_t len) {
 
 static void report(herd__worker *w, const char *how) {
     char name[512];
-    describe_fn(w->frame ? w->frame->fn : NULL, name, sizeof name);
+    describe_fn(w->hot.frame ? w->hot.frame->fn : NULL, name, sizeof name);
     char msg[1024];
     int n = snprintf(msg, sizeof msg,
                      "herd: stack overflow in task %s on worker %d (%s). Each task stack has %zu "
                      "bytes (HERD_STACK); raise HERD_STACK or use less stack in the task.\n",
-                     w->frame ? name : "(scheduler)", w->id, how, w->rt->stacks.size);
+                     w->hot.frame ? name : "(scheduler)", w->id, how, w->rt->stacks.size);
     if (n > 0)
         (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }

@@ -13,7 +13,7 @@
 #define DEQUE_CAP (1u << 20)
 
 herd__rt *herd__rt_global;
-__thread herd__worker *herd__self_w __attribute__((tls_model("initial-exec")));
+HERD_API __thread herd__hot *herd__tls __attribute__((tls_model("initial-exec")));
 
 /* herd_run() calls in progress, and the lifecycle lock (start/stop). Kept
  * outside the runtime record so herd_run() can count itself in before it
@@ -51,14 +51,14 @@ static void *worker_main(void *p) {
     herd__worker_enter(w);
     herd__overflow_thread_fini(w);
     herd__worker_free_cache(w);
-    herd__self_w = NULL;
+    herd__tls = NULL;
     return NULL;
 }
 
 static void rt_free(herd__rt *rt) {
     if (rt->workers) {
         for (int i = 0; i < rt->nworkers; i++)
-            herd__sdq_fini(&rt->workers[i].q);
+            herd__sdq_fini(&rt->workers[i].hot.q);
         free(rt->workers);
     }
     free(rt->pu_of_worker);
@@ -100,7 +100,7 @@ static int rt_build(herd__rt *rt, const herd_config *cfg) {
         w->id = i;
         w->pu = rt->pu_of_worker[i];
         w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
-        if (herd__sdq_init(&w->q, DEQUE_CAP) != 0)
+        if (herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0)
             return HERD_ENOMEM;
     }
     return 0;
@@ -158,15 +158,16 @@ HERD_API int herd_start(const herd_config *cfg) {
     return 0;
 }
 
+#define LOAD_ROOTS(c) atomic_load_explicit(&(c)->roots, memory_order_relaxed)
+
 static void collect_stats(herd__rt *rt, herd_worker_stats *out, int n) {
     uint64_t elapsed = herd__now_ns() - rt->start_ns;
     for (int i = 0; i < n; i++) {
         herd__counters *c = &rt->workers[i].stats;
 #define LOAD(f) atomic_load_explicit(&c->f, memory_order_relaxed)
         out[i] = (herd_worker_stats){
-            .spawned = LOAD(spawned),
-            .executed = LOAD(executed),
-            .inlined = LOAD(inlined),
+            .spawned = atomic_load_explicit(&rt->workers[i].hot.spawned, memory_order_relaxed),
+            .inlined = atomic_load_explicit(&rt->workers[i].hot.inlined, memory_order_relaxed),
             .steals = LOAD(steals),
             .steal_attempts = LOAD(steal_attempts),
             .failed_steals = LOAD(failed_steals),
@@ -175,6 +176,7 @@ static void collect_stats(herd__rt *rt, herd_worker_stats *out, int n) {
             .idle_ns = LOAD(idle_ns),
         };
 #undef LOAD
+        out[i].executed = out[i].inlined + LOAD_ROOTS(c);
         out[i].busy_ns = elapsed > out[i].idle_ns ? elapsed - out[i].idle_ns : 0;
     }
 }
@@ -228,9 +230,8 @@ HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size) {
     }
     herd__join done;
     atomic_init(&done.pending, 1);
-    atomic_init(&done.waiter, NULL);
+    atomic_init(&done.waiter, HERD__WAITER_EXTERNAL);
     atomic_init(&done.futex, 0);
-    done.kind = HERD__JOIN_EXTERNAL;
     n->next = NULL;
     n->task.fn = fn;
     n->task.parent = &done;

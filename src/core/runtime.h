@@ -29,35 +29,17 @@
 
 /* Task kinds carried in a slot (0 is invalid: zeroed memory is not a task). */
 enum herd__task_kind {
-    HERD__KIND_TASK = 1, /* herd_fn(arg); parent is the spawning frame's join */
-    HERD__KIND_GROUP,    /* herd_fn(arg); parent is a herd_group's join */
+    /* HERD__KIND_TASK = 1 (herd/herd_fast.h): parent is the spawning frame's join */
+    HERD__KIND_GROUP = HERD__KIND_TASK + 1, /* parent is a herd_group's join */
     HERD__KIND_ROOT,     /* from herd_run(); parent is an external join */
 };
 
-/* Who waits on a join record. */
-enum herd__join_kind {
-    HERD__JOIN_TASK = 1, /* a suspended task (waiter) */
-    HERD__JOIN_EXTERNAL, /* a kernel thread sleeping on the futex word `pending` */
-};
+/* The waiter of a join on which a kernel thread sleeps (herd_run): it
+ * sleeps on the record's futex word. */
+#define HERD__WAITER_EXTERNAL ((herd__ult *)(uintptr_t)1)
 
-/* J1..J4 (docs/design/tasks.md): a task that did not run as a plain call of
- * its parent's wait notifies its parent's join when it finishes. */
-typedef struct herd__join {
-    _Atomic int64_t pending;  /* see J1: signed, counts notifications owed */
-    _Atomic(struct herd__ult *) waiter;
-    int kind;                 /* herd__join_kind */
-    _Atomic uint32_t futex;   /* external waiters sleep on this */
-} herd__join;
-
-/* One running task: lives on the stack of the ULT that runs it. */
-typedef struct herd__frame {
-    herd__join join;
-    uint32_t base;     /* deque index where this frame's children start... */
-    uint32_t epoch;    /* ...valid while equal to its ULT's epoch (else: ult->seg_base) */
-    int64_t nspawned;  /* children queued and not yet run inline or counted (owner only) */
-    struct herd__frame *up; /* enclosing frame on the same stack, NULL at the bottom */
-    herd_fn fn;        /* the task's function, for error messages */
-} herd__frame;
+/* herd__join and herd__frame are defined in herd/herd_fast.h (the inline
+ * paths create frames). J1..J4 in docs/design/tasks.md. */
 
 /* A user-level thread: a stack with a scheduler loop at its bottom and maybe
  * a task above it. Owner: the worker running it; while suspended, whoever
@@ -65,8 +47,6 @@ typedef struct herd__frame {
 typedef struct herd__ult {
     herd__stack *stack;
     herd__frame *frame;   /* innermost frame while suspended */
-    uint32_t epoch;       /* bumped at every suspension (frames rebase, see tasks.md) */
-    uint32_t seg_base;    /* deque head when it last resumed */
     struct herd__ult *next; /* wait-list / ready-queue link */
 } herd__ult;
 
@@ -88,8 +68,8 @@ struct herd__rt;
 /* Per-worker counters: written only by the owner (load+store, no lock
  * prefix), read by anyone through relaxed atomics. */
 typedef struct herd__counters {
-    _Atomic uint64_t spawned, executed, inlined, steals, steal_attempts, failed_steals, blocks,
-        stacks_allocated, idle_ns;
+    _Atomic uint64_t roots, steals, steal_attempts, failed_steals, blocks, stacks_allocated,
+        idle_ns;
 } herd__counters;
 
 #define HERD__COUNT(w, field)                                                                     \
@@ -104,10 +84,9 @@ typedef struct herd__work {
 } herd__work;
 
 typedef struct herd__worker {
-    herd__sdq q;              /* own tasks: owner pushes/pops, thieves steal */
+    herd__hot hot;            /* first: the inline paths see it as herd__tls */
     herd__readyq ready;       /* resumed ULTs */
     herd__ult *cur;           /* ULT running on this worker */
-    herd__frame *frame;       /* innermost task frame, NULL in the scheduler loop */
     /* Action to run right after the next context switch lands (J2, W*). */
     void (*post)(struct herd__worker *w, herd__ult *u, void *arg);
     herd__ult *post_ult;
@@ -174,9 +153,7 @@ extern herd__rt *herd__rt_global;
 
 /* The worker running the caller, or NULL. Read it again after anything that
  * may suspend the task: it may resume on another worker. */
-extern __thread herd__worker *herd__self_w __attribute__((tls_model("initial-exec")));
-
-static inline herd__worker *herd__self(void) { return herd__self_w; }
+static inline herd__worker *herd__self(void) { return (herd__worker *)(void *)herd__tls; }
 
 uint64_t herd__now_ns(void);
 

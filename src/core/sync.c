@@ -50,7 +50,7 @@ _Static_assert(sizeof(cond_view) <= sizeof(herd_cond), "herd_cond storage");
 
 static int in_task(void) {
     herd__worker *w = herd__self();
-    return w && w->frame;
+    return w && w->hot.frame;
 }
 
 /* ------------------------------------------------------------------ mutex */

@@ -15,20 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Below this much stack left, a wait stops running children as plain calls
- * and suspends instead, so that they run on fresh stacks: task depth is then
- * bounded by memory, not by one stack's size. */
-#define SPILL_BYTES (16 * 1024)
-
 static inline void frame_init(herd__frame *f, herd__worker *w, herd_fn fn, herd__frame *up) {
-    atomic_init(&f->join.pending, 0);
-    atomic_init(&f->join.waiter, NULL);
-    f->join.kind = HERD__JOIN_TASK;
-    f->base = w->q.head;
-    f->epoch = w->cur->epoch;
-    f->nspawned = 0;
-    f->up = up;
-    f->fn = fn;
+    herd__frame_open(f, &w->hot, fn, up);
 }
 
 void herd__join_done(herd__join *j) {
@@ -39,17 +27,23 @@ void herd__join_done(herd__join *j) {
      * arm_group() needs this RMW in the single total order. */
     if (atomic_fetch_sub_explicit(&j->pending, 1, memory_order_seq_cst) != 1)
         return;
-    if (j->kind == HERD__JOIN_EXTERNAL) {
+    /* J4. ORDER: seq_cst; pairs with the store of `waiter` in arm_frame() /
+     * arm_group() (published by their release or seq_cst operations): exactly
+     * one party takes the waiter. */
+    herd__ult *u = atomic_exchange_explicit(&j->waiter, NULL, memory_order_seq_cst);
+    if (u == HERD__WAITER_EXTERNAL) {
         /* ORDER: release; pairs with the acquire load in herd_run(). */
         atomic_store_explicit(&j->futex, 1, memory_order_release);
         syscall(SYS_futex, &j->futex, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
         return;
     }
-    /* J4. ORDER: acq_rel; pairs with the release store of `waiter` in
-     * arm_frame()/arm_group(): exactly one party takes the waiter. */
-    herd__ult *u = atomic_exchange_explicit(&j->waiter, NULL, memory_order_seq_cst);
     if (u)
         herd__ult_ready(u);
+}
+
+static void publish(herd__worker *w) {
+    if (herd__sdq_publish(&w->hot.q))
+        herd__wake_one(w->rt); /* W3 */
 }
 
 static void run_inline(herd__worker *w, herd__frame *f, herd__taskcopy *t) {
@@ -58,13 +52,12 @@ static void run_inline(herd__worker *w, herd__frame *f, herd__taskcopy *t) {
         f->nspawned--; /* J0: this child needs no notification */
     herd__frame fr;
     frame_init(&fr, w, t->fn, f);
-    w->frame = &fr;
-    HERD__COUNT(w, inlined);
+    w->hot.frame = &fr;
+    herd__count(&w->hot.inlined);
     t->fn(t->arg);
     herd__frame_wait(&fr);
     w = herd__self();
-    w->frame = f;
-    HERD__COUNT(w, executed);
+    w->hot.frame = f;
     if (!own)
         herd__join_done(t->parent);
 }
@@ -90,28 +83,36 @@ static void arm_frame(herd__worker *w, herd__ult *u, void *p) {
     }
 }
 
-/* Run f's queued children (and tasks f queued into groups) as plain calls. */
-static void drain(herd__frame *f) {
+/* Run the tasks of join j queued on top of the deque above f's base as plain
+ * calls (J0). Only tasks the caller waits for anyway may run on its stack: a
+ * task of another join (a group task the caller queued) could wait for
+ * something the caller does only after this wait, so at the first such task
+ * the drain stops and leaves it, and everything under it, to run as roots. */
+static void drain(herd__frame *f, herd__join *j) {
     herd__taskcopy t;
     for (;;) {
-        herd__worker *w = herd__self();
-        herd__ult *u = w->cur;
-        uint32_t base = f->epoch == u->epoch ? f->base : u->seg_base;
-        if (herd__stack_left(u->stack, __builtin_frame_address(0)) < SPILL_BYTES)
-            break; /* the rest runs on other stacks; we suspend below */
-        herd__pop_result r = herd__sdq_pop(&w->q, base, &t);
+        herd__worker *w = herd__self(); /* again: run_inline may have moved us */
+        if ((char *)__builtin_frame_address(0) < w->hot.stack_limit)
+            break; /* low on stack: the rest run as roots elsewhere; we suspend */
+        if (herd__sdq_wants_publish(&w->hot.q))
+            publish(w); /* S3: thieves are idle; share before running alone */
+        herd__pop_result r = herd__sdq_pop(&w->hot.q, f->base, &t);
         if (r == HERD__POP_OK) {
+            if (t.parent != j) {
+                herd__sdq_unpop(&w->hot.q);
+                break;
+            }
             run_inline(w, f, &t);
             continue;
         }
         if (r == HERD__POP_STOLEN)
-            herd__sdq_reset(&w->q, base);
+            herd__sdq_reset(&w->hot.q, f->base);
         break;
     }
 }
 
 void herd__frame_wait(herd__frame *f) {
-    drain(f);
+    drain(f, &f->join);
     int64_t n = f->nspawned;
     if (n == 0)
         return;
@@ -130,51 +131,59 @@ void herd__frame_wait(herd__frame *f) {
 void herd__run_root(herd__worker *w, herd__taskcopy *t) {
     herd__frame fr;
     frame_init(&fr, w, t->fn, NULL);
-    w->frame = &fr;
+    w->hot.frame = &fr;
     t->fn(t->arg);
     herd__frame_wait(&fr);
     w = herd__self();
-    w->frame = NULL;
-    HERD__COUNT(w, executed);
+    w->hot.frame = NULL;
+    HERD__COUNT(w, roots);
     herd__join_done(t->parent);
-}
-
-static void publish(herd__worker *w) {
-    if (herd__sdq_publish(&w->q))
-        herd__wake_one(w->rt); /* W3 */
 }
 
 static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
                             const void *arg, size_t size) {
-    int rc = herd__sdq_push(&w->q, fn, parent, kind, arg, size);
+    int rc = herd__sdq_push(&w->hot.q, fn, parent, kind, arg, size);
     if (__builtin_expect(rc != 0, 0))
         return rc;
-    HERD__COUNT(w, spawned);
-    if (__builtin_expect(herd__sdq_wants_publish(&w->q), 0))
+    herd__count(&w->hot.spawned);
+    if (__builtin_expect(herd__sdq_wants_publish(&w->hot.q), 0))
         publish(w);
     return 0;
 }
 
-HERD_API int herd_spawn(herd_fn fn, const void *arg, size_t arg_size) {
+/* The inline paths (herd/herd_fast.h) handle the common cases; these take
+ * the rest: errors, large arguments, a full deque, public or stolen
+ * children, group tasks on top of the deque, low stack, suspension. */
+HERD_API int herd__spawn_slow(herd_fn fn, const void *arg, size_t arg_size) {
     herd__worker *w = herd__self();
-    if (__builtin_expect(!w || !w->frame, 0))
+    if (!w || !w->hot.frame)
         return HERD_ENOTASK;
-    if (__builtin_expect(!fn || arg_size > HERD_ARG_MAX || (arg_size && !arg), 0))
+    if (!fn || arg_size > HERD_ARG_MAX || (arg_size && !arg))
         return HERD_EINVAL;
-    herd__frame *f = w->frame;
+    herd__frame *f = w->hot.frame;
     int rc = push_task(w, fn, &f->join, HERD__KIND_TASK, arg, arg_size);
     if (rc == 0)
         f->nspawned++;
     return rc;
 }
 
-HERD_API int herd_wait(void) {
+HERD_API int herd__wait_slow(void) {
     herd__worker *w = herd__self();
-    if (!w || !w->frame)
+    if (!w || !w->hot.frame)
         return HERD_ENOTASK;
-    herd__frame_wait(w->frame);
+    herd__frame_wait(w->hot.frame);
     return 0;
 }
+
+HERD_API void herd__publish_slow(void) { publish(herd__self()); }
+
+HERD_API void herd__frame_finish(herd__frame *f) { herd__frame_wait(f); }
+
+HERD_API int herd_spawn_fn(herd_fn fn, const void *arg, size_t arg_size) {
+    return herd_spawn(fn, arg, arg_size);
+}
+
+HERD_API int herd_wait_fn(void) { return herd_wait(); }
 
 static void arm_yield(herd__worker *w, herd__ult *u, void *arg) {
     (void)w;
@@ -184,7 +193,7 @@ static void arm_yield(herd__worker *w, herd__ult *u, void *arg) {
 
 HERD_API int herd_yield(void) {
     herd__worker *w = herd__self();
-    if (!w || !w->frame)
+    if (!w || !w->hot.frame)
         return HERD_ENOTASK;
     herd__block(arm_yield, NULL);
     return 0;
@@ -204,13 +213,12 @@ HERD_API void herd_group_init(herd_group *g) {
     herd__join *j = group_join_of(g);
     atomic_init(&j->pending, 0);
     atomic_init(&j->waiter, NULL);
-    j->kind = HERD__JOIN_TASK;
     atomic_init(&j->futex, 0);
 }
 
 HERD_API int herd_group_spawn(herd_group *g, herd_fn fn, const void *arg, size_t arg_size) {
     herd__worker *w = herd__self();
-    if (!w || !w->frame)
+    if (!w || !w->hot.frame)
         return HERD_ENOTASK;
     if (!g || !fn || arg_size > HERD_ARG_MAX || (arg_size && !arg))
         return HERD_EINVAL;
@@ -243,14 +251,13 @@ static void arm_group(herd__worker *w, herd__ult *u, void *p) {
 
 HERD_API int herd_group_wait(herd_group *g) {
     herd__worker *w = herd__self();
-    if (!w || !w->frame)
+    if (!w || !w->hot.frame)
         return HERD_ENOTASK;
     herd__join *j = group_join_of(g);
     if (atomic_load_explicit(&j->waiter, memory_order_relaxed) != NULL)
         return HERD_EBUSY;
-    /* Group tasks this task queued are still on top of our deque: run them
-     * here first, like our own children. */
-    drain(w->frame);
+    /* Group tasks this task queued on top of our deque run here first. */
+    drain(w->hot.frame, j);
     /* ORDER: acquire; pairs with J3's release: the tasks' writes are visible. */
     while (atomic_load_explicit(&j->pending, memory_order_acquire) != 0)
         herd__block(arm_group, j);

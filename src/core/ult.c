@@ -139,6 +139,16 @@ static void swap(herd__worker *w, void **save, herd__ult *to, int from_dies) {
     (void)from_dies;
 }
 
+/* Waits run children inline only while this much stack is left (tasks.md):
+ * deeper children run on fresh stacks, so task depth is bounded by memory,
+ * not by one stack. */
+#define SPILL_BYTES (16 * 1024)
+
+static void set_cur(herd__worker *w, herd__ult *u) {
+    w->cur = u;
+    w->hot.stack_limit = (char *)u->stack->low + SPILL_BYTES;
+}
+
 static void ult_entry(void *transfer) {
     (void)transfer;
     herd__worker *w = herd__self();
@@ -160,7 +170,7 @@ void herd__switch(herd__worker *w, herd__ult *from, herd__ult *to) {
         herd__overflow_report_canary(w, from);
     if (herd__stack_arm(&w->rt->stacks, to->stack) != 0)
         fatal_no_stack(w);
-    w->cur = to;
+    set_cur(w, to);
     swap(w, from ? &from->stack->sp : &w->native_sp, to, 0);
     /* Landed back in `from`, possibly on another worker. */
     run_post(herd__self());
@@ -182,7 +192,7 @@ void herd__resume_from_loop(herd__worker *w, herd__ult *u) {
     w->post = post_free;
     w->post_ult = me;
     w->post_arg = NULL;
-    w->cur = u;
+    set_cur(w, u);
     void *dead;
     swap(w, &dead, u, 1);
     __builtin_unreachable();
@@ -195,19 +205,21 @@ void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *ar
     if (!next)
         fatal_no_stack(w);
     ult_fresh(next);
-    me->frame = w->frame;
-    me->epoch++; /* frames rebase to seg_base when they next look (tasks.md) */
-    w->frame = NULL;
+    me->frame = w->hot.frame;
+    w->hot.frame = NULL;
     w->post = arm;
     w->post_ult = me;
     w->post_arg = arg;
     HERD__COUNT(w, blocks);
     herd__stack_park(&w->rt->stacks, me->stack);
     herd__switch(w, me, next);
-    /* Resumed, maybe elsewhere. */
+    /* Resumed, maybe elsewhere. J5: our frames' children were all counted
+     * in their nspawned before we suspended, and any still queued run as
+     * roots; from now on our frames spawn at this worker's head. */
     w = herd__self();
-    me->seg_base = w->q.head;
-    w->frame = me->frame;
+    for (herd__frame *f = me->frame; f; f = f->up)
+        f->base = w->hot.q.head;
+    w->hot.frame = me->frame;
 }
 
 void herd__ult_ready(herd__ult *u) {
@@ -223,7 +235,7 @@ static void post_exit(herd__worker *w, herd__ult *u, void *arg) {
 }
 
 void herd__worker_enter(herd__worker *w) {
-    herd__self_w = w;
+    herd__tls = &w->hot;
     herd__ult *u = herd__ult_get(w);
     if (!u)
         fatal_no_stack(w);

@@ -95,13 +95,13 @@ static int take_ready(herd__worker *w, herd__work *out) {
 }
 
 static int take_own(herd__worker *w, herd__work *out) {
-    herd__pop_result r = herd__sdq_pop(&w->q, 0, &out->task);
+    herd__pop_result r = herd__sdq_pop(&w->hot.q, 0, &out->task);
     if (r == HERD__POP_OK) {
         out->ult = NULL;
         return 1;
     }
     if (r == HERD__POP_STOLEN)
-        herd__sdq_reset(&w->q, 0);
+        herd__sdq_reset(&w->hot.q, 0);
     return 0;
 }
 
@@ -129,10 +129,10 @@ static int work_visible(herd__worker *w) {
         herd__worker *v = &rt->workers[i];
         if (v == w)
             continue;
-        if (herd__sdq_public_size(&v->q) || atomic_load_explicit(&v->ready.size, memory_order_relaxed))
+        if (herd__sdq_public_size(&v->hot.q) || atomic_load_explicit(&v->ready.size, memory_order_relaxed))
             return 1;
-        if (!atomic_load_explicit(&v->q.split_req, memory_order_relaxed))
-            atomic_store_explicit(&v->q.split_req, 1, memory_order_relaxed);
+        if (!atomic_load_explicit(&v->hot.q.split_req, memory_order_relaxed))
+            atomic_store_explicit(&v->hot.q.split_req, 1, memory_order_relaxed);
     }
     return 0;
 }

@@ -21,24 +21,11 @@
 #ifndef HERD_SPLIT_DEQUE_H
 #define HERD_SPLIT_DEQUE_H
 
-#include "herd/herd.h"
+#include "herd/herd.h" /* herd__slot, herd__sdq: herd/herd_fast.h */
 
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
-
-/* Arguments up to this size live in the slot itself; larger ones (up to
- * HERD_ARG_MAX) in a parallel array of big argument blocks, same index. */
-#define HERD__SLOT_INLINE_ARG 40
-
-typedef struct herd__slot {
-    herd_fn fn;
-    void *parent;            /* join record notified when the task completes */
-    uint16_t size;           /* argument bytes */
-    uint16_t kind;           /* herd__task_kind, see core */
-    _Atomic uint32_t taken;  /* S5: 1 once a thief has copied the slot out */
-    unsigned char arg[HERD__SLOT_INLINE_ARG];
-} __attribute__((aligned(64))) herd__slot;
 
 /* A task copied out of a slot: what a worker runs. */
 typedef struct herd__taskcopy {
@@ -48,19 +35,6 @@ typedef struct herd__taskcopy {
     uint16_t kind;
     unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
 } herd__taskcopy;
-
-typedef struct herd__sdq {
-    /* Shared, written by thieves and the owner: (split << 32) | tail. */
-    _Alignas(64) _Atomic uint64_t ts;
-    /* Shared: set by a thief that found no public work; cleared by owner. */
-    _Alignas(64) _Atomic uint32_t split_req;
-    /* Owner-private below. `split` mirrors ts's split: only the owner moves it. */
-    _Alignas(64) uint32_t head;
-    uint32_t split;
-    uint32_t cap;
-    herd__slot *slots;
-    unsigned char *big; /* cap * HERD_ARG_MAX bytes, touched only for large arguments */
-} herd__sdq;
 
 typedef enum herd__steal_result {
     HERD__STEAL_EMPTY = 1, /* no public work (a split request was raised if useful) */
@@ -91,6 +65,20 @@ static inline unsigned char *herd__sdq_argp(herd__sdq *q, herd__slot *s, size_t 
     return q->big + (size_t)(s - q->slots) * HERD_ARG_MAX;
 }
 
+/* Copy an argument block; the common small sizes become fixed-size moves
+ * instead of a call to memcpy (we may not read past the caller's block). */
+static inline void herd__copy_arg(void *dst, const void *src, size_t size) {
+    switch (size) {
+    case 0: return;
+    case 8: memcpy(dst, src, 8); return;
+    case 16: memcpy(dst, src, 16); return;
+    case 24: memcpy(dst, src, 24); return;
+    case 32: memcpy(dst, src, 32); return;
+    case 40: memcpy(dst, src, 40); return;
+    default: memcpy(dst, src, size);
+    }
+}
+
 /* S1, owner only: fill the slot at head and make it the newest private task.
  * Returns 0, or HERD_ENOMEM when the deque is full. */
 static inline int herd__sdq_push(herd__sdq *q, herd_fn fn, void *parent, uint16_t kind,
@@ -106,7 +94,7 @@ static inline int herd__sdq_push(herd__sdq *q, herd_fn fn, void *parent, uint16_
     /* ORDER: relaxed; the slot is private. Its previous thief's release store
      * of 1 was acquired by herd__sdq_reset() before this index was reused. */
     atomic_store_explicit(&s->taken, 0, memory_order_relaxed);
-    memcpy(herd__sdq_argp(q, s, size), arg, size);
+    herd__copy_arg(herd__sdq_argp(q, s, size), arg, size);
     q->head = h + 1;
     return 0;
 }
@@ -130,7 +118,10 @@ static inline void herd__sdq_copy_out(herd__sdq *q, uint32_t idx, herd__taskcopy
     out->parent = s->parent;
     out->size = s->size;
     out->kind = s->kind;
-    memcpy(out->arg, herd__sdq_argp(q, s, s->size), s->size);
+    if (__builtin_expect(s->size <= HERD__SLOT_INLINE_ARG, 1))
+        memcpy(out->arg, s->arg, HERD__SLOT_INLINE_ARG); /* fixed size: a few moves */
+    else
+        memcpy(out->arg, herd__sdq_argp(q, s, s->size), s->size);
 }
 
 static inline herd__pop_result herd__sdq_pop(herd__sdq *q, uint32_t base, herd__taskcopy *out) {
@@ -144,6 +135,10 @@ static inline herd__pop_result herd__sdq_pop(herd__sdq *q, uint32_t base, herd__
     }
     return herd__sdq_pop_slow(q, base, out);
 }
+
+/* Owner only, right after HERD__POP_OK: put the popped task back. Its slot
+ * is untouched and private (a pop only returns private slots). */
+static inline void herd__sdq_unpop(herd__sdq *q) { q->head++; }
 
 /* S6, owner only, after HERD__POP_STOLEN (or when the owner finds no work at
  * all): wait until the thieves of the slots in [new_head, head) have copied

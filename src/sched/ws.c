@@ -27,10 +27,10 @@ static int ws_steal(herd__worker *w, herd__work *out) {
             out->ult = u;
             return 1;
         }
-        herd__steal_result r = herd__sdq_steal(&victim->q, &out->task);
+        herd__steal_result r = herd__sdq_steal(&victim->hot.q, &out->task);
         if (r == HERD__STEAL_OK) {
             out->ult = NULL;
-            if (herd__sdq_public_size(&victim->q))
+            if (herd__sdq_public_size(&victim->hot.q))
                 herd__wake_one(rt); /* W4 */
             return 1;
         }

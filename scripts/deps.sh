@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Install what herd needs to build, test and benchmark, and nothing else.
+#
+# Idempotent: each requirement is probed first (a command, a pkg-config
+# module, a Python import); apt-get runs only for what is missing, with one
+# `apt-get update` before the first install. Runs apt as root, or through sudo
+# when not root and sudo exists.
+#
+# usage: scripts/deps.sh [--py MODULE[=APT_PACKAGE]]...
+#   --py pytest            also make `python3 -c "import pytest"` work
+#                          (installs python3-pytest unless another package is named)
+set -euo pipefail
+
+say() { printf 'deps: %s\n' "$*"; }
+die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# probe_<requirement>: succeeds when the requirement is already met.
+probe() {
+    case "$1" in
+    build-essential) have gcc && have g++ && have make ;;
+    cmake) have cmake ;;
+    ninja-build) have ninja ;;
+    pkg-config) have pkg-config ;;
+    libhwloc-dev) have pkg-config && pkg-config --exists hwloc ;;
+    hwloc) have lstopo-no-graphics || have hwloc-ls ;;
+    libssl-dev) have pkg-config && pkg-config --exists openssl ;;
+    python3) have python3 ;;
+    *) return 1 ;;
+    esac
+}
+
+py_modules=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --py) [ $# -ge 2 ] || die "--py needs a module name"; py_modules+=("$2"); shift 2 ;;
+    --py=*) py_modules+=("${1#--py=}"); shift ;;
+    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+    esac
+done
+
+# Order matters only for probes: pkg-config first so the module probes work.
+required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3)
+
+missing=()
+for p in "${required[@]}"; do
+    probe "$p" || missing+=("$p")
+done
+for spec in "${py_modules[@]+"${py_modules[@]}"}"; do
+    mod=${spec%%=*}
+    pkg=python3-$mod
+    [ "$spec" != "$mod" ] && pkg=${spec#*=}
+    if ! { have python3 && python3 -c "import $mod" >/dev/null 2>&1; }; then
+        missing+=("$pkg")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    say "all requirements present"
+    exit 0
+fi
+
+say "missing: ${missing[*]}"
+have apt-get || die "apt-get is not available; install these packages by hand: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+elif have sudo; then
+    as_root=(sudo)
+else
+    die "not root and sudo is not available; as root run: apt-get install ${missing[*]}"
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+say "apt-get update"
+if ! "${as_root[@]}" apt-get update -qq >"$log" 2>&1; then
+    cat "$log" >&2
+    die "apt-get update failed"
+fi
+say "apt-get install ${missing[*]}"
+if ! "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
+    cat "$log" >&2
+    die "apt-get install failed"
+fi
+
+# Check again: a probe that still fails means the package did not provide it
+# (for Python modules: a python3 that is not the system one, e.g. pyenv).
+still=()
+for p in "${required[@]}"; do
+    probe "$p" || still+=("$p")
+done
+for spec in "${py_modules[@]+"${py_modules[@]}"}"; do
+    mod=${spec%%=*}
+    if ! python3 -c "import $mod" >/dev/null 2>&1; then
+        # A python3 outside the system one does not see Debian's python3-*
+        # packages; fall back to pip for that interpreter.
+        say "python3 ($(command -v python3)) cannot import $mod; trying pip"
+        python3 -m pip install -q "$mod" >"$log" 2>&1 || true
+        python3 -c "import $mod" >/dev/null 2>&1 || still+=("python:$mod")
+    fi
+done
+[ ${#still[@]} -eq 0 ] || die "still missing after install: ${still[*]}"
+say "installed: ${missing[*]}"
