@@ -99,6 +99,7 @@ typedef struct herd__worker {
     int pu;
     uint64_t rng;
     unsigned tick;            /* scheduling decisions, for the fairness check */
+    int yielded;              /* a task yielded: others go first once */
     void *altstack;
     pthread_t thread;
     void *sched_data;         /* scheduler-private per-worker state */

@@ -186,8 +186,8 @@ HERD_API int herd_spawn_fn(herd_fn fn, const void *arg, size_t arg_size) {
 HERD_API int herd_wait_fn(void) { return herd_wait(); }
 
 static void arm_yield(herd__worker *w, herd__ult *u, void *arg) {
-    (void)w;
     (void)arg;
+    w->yielded = 1;
     herd__ult_ready(u);
 }
 

@@ -236,6 +236,9 @@ static void post_exit(herd__worker *w, herd__ult *u, void *arg) {
 
 void herd__worker_enter(herd__worker *w) {
     herd__tls = &w->hot;
+#if defined(HERD_TSAN)
+    w->tsan_native = __tsan_get_current_fiber();
+#endif
     herd__ult *u = herd__ult_get(w);
     if (!u)
         fatal_no_stack(w);

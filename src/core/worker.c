@@ -1,10 +1,11 @@
 /* The worker loop: find work, run it, and sleep when there is none.
  *
- * Where a worker looks, in order: its own deque (newest first), its ready
- * queue (resumed tasks, oldest first), the injector (roots from herd_run),
- * then the scheduler's steal policy. Every 61st decision looks at the ready
- * queue and the injector first, so that a worker busy with its own deque
- * still resumes woken tasks and starts new roots.
+ * Where a worker looks, in order: its ready queue (resumed tasks, oldest
+ * first: each holds a stack, so they go before new work), its own deque
+ * (newest first), the injector (roots from herd_run), then the scheduler's
+ * steal policy. After a yield, the deque and the injector go first, so a
+ * task that yields in a loop lets the others run. Every 61st decision looks
+ * at the injector first, so new roots start even on a busy worker.
  *
  * Sleep/wake protocol (docs/design/tasks.md, W1..W4):
  *  W1 a worker that found nothing for a while reads wake_seq, then announces
@@ -47,12 +48,24 @@ static void futex_wake(_Atomic uint32_t *addr, int n) {
     syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
-void herd__wake_one(herd__rt *rt) {
-    /* W3. ORDER: seq_cst fence; pairs with the fence after the sleepers
+/* W3's "fence, then read sleepers". ThreadSanitizer does not model fences,
+ * so its builds read with a seq_cst read-modify-write instead (the same
+ * guarantee: an RMW reads the latest value in the total order). */
+static int sleepers_after_fence(herd__rt *rt) {
+#if defined(HERD_TSAN)
+    return atomic_fetch_add_explicit(&rt->sleepers, 0, memory_order_seq_cst);
+#else
+    /* ORDER: seq_cst fence; pairs with the fence after the sleepers
      * increment in idle_sleep(): the work we just made visible is seen by
      * that sleeper's recheck, or its announcement is seen here. */
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) == 0)
+    return atomic_load_explicit(&rt->sleepers, memory_order_relaxed);
+#endif
+}
+
+void herd__wake_one(herd__rt *rt) {
+    /* W3 */
+    if (sleepers_after_fence(rt) == 0)
         return;
     /* ORDER: release; pairs with the acquire load of wake_seq in idle_sleep(). */
     atomic_fetch_add_explicit(&rt->wake_seq, 1, memory_order_release);
@@ -60,7 +73,7 @@ void herd__wake_one(herd__rt *rt) {
 }
 
 void herd__wake_all(herd__rt *rt) {
-    atomic_thread_fence(memory_order_seq_cst); /* as in herd__wake_one() */
+    (void)sleepers_after_fence(rt); /* as in herd__wake_one() */
     atomic_fetch_add_explicit(&rt->wake_seq, 1, memory_order_release);
     futex_wake(&rt->wake_seq, INT_MAX);
 }
@@ -107,9 +120,17 @@ static int take_own(herd__worker *w, herd__work *out) {
 
 static int find_work(herd__worker *w, herd__work *out) {
     herd__rt *rt = w->rt;
-    if (++w->tick % FAIRNESS_PERIOD == 0 && (take_ready(w, out) || take_injected(rt, out)))
+    if (++w->tick % FAIRNESS_PERIOD == 0 && take_injected(rt, out))
         return 1;
-    if (take_own(w, out) || take_ready(w, out) || take_injected(rt, out))
+    if (w->yielded) {
+        /* A task just yielded: whatever else is queued goes first. */
+        w->yielded = 0;
+        if (take_own(w, out) || take_injected(rt, out))
+            return 1;
+    }
+    /* Resumed tasks first: each holds a stack, and finishing them frees it
+     * (and often ends the wait of yet another suspended task). */
+    if (take_ready(w, out) || take_own(w, out) || take_injected(rt, out))
         return 1;
     if (rt->nworkers > 1 && rt->sched->steal(w, out)) {
         HERD__COUNT(w, steals);
@@ -142,8 +163,10 @@ static void idle_sleep(herd__worker *w) {
     /* W1. ORDER: acquire; pairs with the release increment in herd__wake_one(). */
     uint32_t seq = atomic_load_explicit(&rt->wake_seq, memory_order_acquire);
     atomic_fetch_add_explicit(&rt->sleepers, 1, memory_order_seq_cst);
+#if !defined(HERD_TSAN) /* TSan builds: the seq_cst RMW above is the fence */
     /* ORDER: seq_cst fence; pairs with the fence in herd__wake_one() (W3). */
     atomic_thread_fence(memory_order_seq_cst);
+#endif
     if (!work_visible(w) && !atomic_load_explicit(&rt->stopping, memory_order_acquire))
         futex_wait(&rt->wake_seq, seq); /* W2: returns at once if seq moved */
     atomic_fetch_sub_explicit(&rt->sleepers, 1, memory_order_relaxed);

@@ -35,6 +35,11 @@ void herd__stack_conf_init(herd__stack_conf *c, size_t size, int guard) {
      * quarter of the areas for guards: the rest stays for the stacks, the
      * program's own mappings and the libraries. */
     c->guard_budget = read_max_map_count() / 4;
+#if defined(HERD_TSAN) || defined(HERD_ASAN)
+    /* Sanitizers map state of their own per stack (TSan: per fiber), so
+     * leave them most of the areas. */
+    c->guard_budget = read_max_map_count() / 16;
+#endif
 }
 
 herd__stack *herd__stack_new(const herd__stack_conf *c) {
