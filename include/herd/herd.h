@@ -225,7 +225,7 @@ HERD_API int herd_feb_writeF(uint64_t *addr, uint64_t value);
 HERD_API int herd_feb_fill(uint64_t *addr);
 /** Mark *addr empty. Never blocks. */
 HERD_API int herd_feb_empty(uint64_t *addr);
-/** 1 if *addr is full, 0 if empty. */
+/** 1 if *addr is full, 0 if empty. Context: anywhere (a snapshot). */
 HERD_API int herd_feb_status(const uint64_t *addr);
 
 /* -------------------------------------------------------------- statistics */

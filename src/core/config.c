@@ -49,7 +49,7 @@ extern char **environ;
 /* The one list of HERD_* names. A reserved variable is documented but does
  * nothing yet: it earns a warning rather than an error, so that job scripts
  * written for a later version still run on this one.
- * docs/env-reference.md mirrors this table. */
+ * The README's "Environment reference" mirrors this table. */
 static const struct known_var {
     const char *name;
     int reserved;

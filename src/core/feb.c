@@ -128,15 +128,19 @@ typedef struct feb_arm {
 
 static void arm_feb(herd__worker *w, herd__ult *u, void *p) {
     (void)w;
+    /* Copy the argument first (it lives on u's stack; see arm_cond). */
     feb_arm *a = p;
-    a->x->ult = u;
-    a->x->next = NULL;
-    if (a->r->tail)
-        a->r->tail->next = a->x;
+    bucket *b = a->b;
+    feb_rec *r = a->r;
+    feb_waiter *x = a->x;
+    x->ult = u;
+    x->next = NULL;
+    if (r->tail)
+        r->tail->next = x;
     else
-        a->r->head = a->x;
-    a->r->tail = a->x;
-    herd__spin_unlock(&a->b->lock);
+        r->head = x;
+    r->tail = x;
+    herd__spin_unlock(&b->lock);
 }
 
 /* Do op on addr, suspending until the state allows it. */
@@ -151,12 +155,14 @@ static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out) {
     feb_rec **p = find(b, addr);
     int full = *p ? (*p)->full : 1;
     int can = op == OP_WRITEEF ? !full : full;
-    if (can && (!*p || !(*p)->head)) {
-        /* No one waits ahead of us: do it now. */
+    if (can) {
+        /* Do it now. Waiters queued on this word wait for the other state
+         * (after every settle() none can proceed in the current one), so
+         * this does not overtake anyone; then serve those it enabled. */
         feb_waiter *ready = NULL;
         if (op == OP_WRITEEF) {
             *addr = in;
-            (*p)->full = 1;
+            (*p)->full = 1; /* empty, so it has a record */
             settle(*p, &ready);
             drop_if_idle(b, *p);
         } else {
@@ -168,6 +174,8 @@ static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out) {
                     return HERD_ENOMEM;
                 }
                 r->full = 0;
+                settle(r, &ready);
+                drop_if_idle(b, r);
             }
         }
         herd__spin_unlock(&b->lock);
@@ -201,6 +209,9 @@ HERD_API int herd_feb_writeEF(uint64_t *addr, uint64_t value) {
 
 /* Set the state (and maybe the value) without waiting, then serve waiters. */
 static int feb_set(uint64_t *addr, int full, int write, uint64_t value) {
+    herd__worker *w = herd__self();
+    if (!w || !w->hot.frame)
+        return HERD_ENOTASK; /* it may wake tasks: that needs a worker */
     if (!addr || ((uintptr_t)addr & 7))
         return HERD_EINVAL;
     bucket *b = bucket_of(addr);

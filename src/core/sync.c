@@ -86,6 +86,8 @@ HERD_API int herd_mutex_lock(herd_mutex *m) {
 }
 
 HERD_API int herd_mutex_trylock(herd_mutex *m) {
+    if (!in_task())
+        return HERD_ENOTASK;
     mutex_view *v = (mutex_view *)(void *)m;
     herd__spin_lock(&v->lock);
     int got = !v->held;
@@ -94,7 +96,8 @@ HERD_API int herd_mutex_trylock(herd_mutex *m) {
     return got ? 0 : HERD_EBUSY;
 }
 
-HERD_API int herd_mutex_unlock(herd_mutex *m) {
+/* Also called by arm_cond(), between tasks (no frame is current there). */
+static int mutex_unlock(herd_mutex *m) {
     mutex_view *v = (mutex_view *)(void *)m;
     herd__spin_lock(&v->lock);
     if (!v->held) {
@@ -108,6 +111,12 @@ HERD_API int herd_mutex_unlock(herd_mutex *m) {
     if (next)
         herd__ult_ready(next);
     return 0;
+}
+
+HERD_API int herd_mutex_unlock(herd_mutex *m) {
+    if (!in_task())
+        return HERD_ENOTASK; /* it may wake a task: that needs a worker */
+    return mutex_unlock(m);
 }
 
 /* ------------------------------------------------------------- condition */
@@ -125,12 +134,16 @@ typedef struct cond_arm {
 
 static void arm_cond(herd__worker *w, herd__ult *u, void *p) {
     (void)w;
+    /* Copy the argument first: it lives on u's stack, and once the lock is
+     * released a signal may resume u, which then returns. */
     cond_arm *a = p;
-    list_push(&a->c->head, &a->c->tail, u);
-    herd__spin_unlock(&a->c->lock);
+    cond_view *c = a->c;
+    herd_mutex *m = a->m;
+    list_push(&c->head, &c->tail, u);
+    herd__spin_unlock(&c->lock);
     /* Release the mutex only now: a signal sent after the waiter's unlock
      * finds it on the list. */
-    herd_mutex_unlock(a->m);
+    mutex_unlock(m);
 }
 
 HERD_API int herd_cond_wait(herd_cond *c, herd_mutex *m) {
@@ -150,6 +163,8 @@ HERD_API int herd_cond_wait(herd_cond *c, herd_mutex *m) {
 }
 
 HERD_API int herd_cond_signal(herd_cond *c) {
+    if (!in_task())
+        return HERD_ENOTASK;
     cond_view *v = (cond_view *)(void *)c;
     herd__spin_lock(&v->lock);
     herd__ult *u = list_pop(&v->head, &v->tail);
@@ -160,6 +175,8 @@ HERD_API int herd_cond_signal(herd_cond *c) {
 }
 
 HERD_API int herd_cond_broadcast(herd_cond *c) {
+    if (!in_task())
+        return HERD_ENOTASK;
     cond_view *v = (cond_view *)(void *)c;
     herd__spin_lock(&v->lock);
     herd__ult *u = v->head;

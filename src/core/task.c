@@ -20,17 +20,17 @@ static inline void frame_init(herd__frame *f, herd__worker *w, herd_fn fn, herd_
 }
 
 void herd__join_done(herd__join *j) {
-    /* J3. ORDER: seq_cst (acq_rel would do for frames); release: the finished
-     * task's writes (its results) happen before whatever observes pending
-     * reach 0; acquire: pairs with the release of the waiter's arming add
-     * (J2), so we see `waiter`; seq_cst: the group wait's store-then-load of
-     * arm_group() needs this RMW in the single total order. */
-    if (atomic_fetch_sub_explicit(&j->pending, 1, memory_order_seq_cst) != 1)
+    /* J3. ORDER: acq_rel; release: the finished task's writes (its results)
+     * happen before whatever observes pending complete; acquire: pairs with
+     * the release half of the J2 add, so J4 sees `waiter`. A subtraction that
+     * does not see 1 must not touch *j again: the waiter may return (J1) and
+     * its frame, which holds *j, may be gone. */
+    if (atomic_fetch_sub_explicit(&j->pending, 1, memory_order_acq_rel) != 1)
         return;
-    /* J4. ORDER: seq_cst; pairs with the store of `waiter` in arm_frame() /
-     * arm_group() (published by their release or seq_cst operations): exactly
-     * one party takes the waiter. */
-    herd__ult *u = atomic_exchange_explicit(&j->waiter, NULL, memory_order_seq_cst);
+    /* J4. The waiter armed (J2) and stays suspended until this exchange
+     * hands it back. ORDER: acq_rel; pairs with the J2 store of `waiter`
+     * (published by the J2 add) and with the J2 clear when J2 saw 0. */
+    herd__ult *u = atomic_exchange_explicit(&j->waiter, NULL, memory_order_acq_rel);
     if (u == HERD__WAITER_EXTERNAL) {
         /* ORDER: release; pairs with the acquire load in herd_run(). */
         atomic_store_explicit(&j->futex, 1, memory_order_release);
@@ -46,6 +46,16 @@ static void publish(herd__worker *w) {
         herd__wake_one(w->rt); /* W3 */
 }
 
+static void group_done(void *g);
+
+/* A task that did not run as its parent's plain call reports back. */
+static void task_done(const herd__taskcopy *t) {
+    if (t->kind == HERD__KIND_GROUP)
+        group_done(t->parent);
+    else
+        herd__join_done(t->parent);
+}
+
 static void run_inline(herd__worker *w, herd__frame *f, herd__taskcopy *t) {
     int own = t->parent == &f->join;
     if (own)
@@ -59,7 +69,7 @@ static void run_inline(herd__worker *w, herd__frame *f, herd__taskcopy *t) {
     w = herd__self();
     w->hot.frame = f;
     if (!own)
-        herd__join_done(t->parent);
+        task_done(t);
 }
 
 typedef struct arm_frame_arg {
@@ -68,14 +78,18 @@ typedef struct arm_frame_arg {
 } arm_frame_arg;
 
 static void arm_frame(herd__worker *w, herd__ult *u, void *p) {
+    /* Copy the argument out first: it lives on u's stack, and once the add
+     * below publishes `waiter`, u may be resumed elsewhere and its stack
+     * reused (the same holds for the frame itself). */
     arm_frame_arg *a = p;
     herd__join *j = &a->f->join;
+    int64_t n = a->n;
     /* J2. ORDER: relaxed store, published by the release half of the add. */
     atomic_store_explicit(&j->waiter, u, memory_order_relaxed);
     /* ORDER: acq_rel; release: pairs with the acquire half of the children's
      * J3 subtraction (they then see `waiter`); acquire: if this brings
      * pending to 0, we see every child's writes. */
-    int64_t r = atomic_fetch_add_explicit(&j->pending, a->n, memory_order_acq_rel) + a->n;
+    int64_t r = atomic_fetch_add_explicit(&j->pending, n, memory_order_acq_rel) + n;
     if (r == 0) {
         /* Every child finished before the add: none will touch the record. */
         atomic_store_explicit(&j->waiter, NULL, memory_order_relaxed);
@@ -88,7 +102,7 @@ static void arm_frame(herd__worker *w, herd__ult *u, void *p) {
  * task of another join (a group task the caller queued) could wait for
  * something the caller does only after this wait, so at the first such task
  * the drain stops and leaves it, and everything under it, to run as roots. */
-static void drain(herd__frame *f, herd__join *j) {
+static void drain(herd__frame *f, void *j) {
     herd__taskcopy t;
     for (;;) {
         herd__worker *w = herd__self(); /* again: run_inline may have moved us */
@@ -137,7 +151,7 @@ void herd__run_root(herd__worker *w, herd__taskcopy *t) {
     w = herd__self();
     w->hot.frame = NULL;
     HERD__COUNT(w, roots);
-    herd__join_done(t->parent);
+    task_done(t);
 }
 
 static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
@@ -199,21 +213,47 @@ HERD_API int herd_yield(void) {
     return 0;
 }
 
-/* ----------------------------------------------------------------- groups */
+/* ----------------------------------------------------------------- groups
+ * One state word: (tasks pending << 1) | WAITING, and the waiting task.
+ * A finishing task subtracts 2; only if the value it replaced was exactly
+ * "one pending, a waiter parked" may it touch the record again, to take the
+ * waiter (by CAS of WAITING -> 0, so a spawn racing in keeps it parked). A
+ * waiter parks by setting WAITING with a CAS while pending is non-zero, after
+ * storing itself in `waiter`. A waiter that sees zero returns at once, and
+ * then the group may be freed: no finishing task touches it after making
+ * zero visible unless WAITING told it the waiter is parked. */
 
-/* A group's join record lives in the public struct's storage: pending and
- * waiter map onto herd__pending and herd__waiter. */
-_Static_assert(sizeof(herd_group) >= sizeof(herd__join), "herd_group must hold a join");
+#define GROUP_WAITING 1
+#define GROUP_ONE 2
 
-static herd__join *group_join_of(herd_group *g) {
-    return (herd__join *)(void *)g;
-}
+typedef struct group_rec {
+    _Atomic uint64_t state;
+    _Atomic(herd__ult *) waiter;
+} group_rec;
+_Static_assert(sizeof(group_rec) <= sizeof(herd_group), "herd_group storage");
+
+static group_rec *group_of(herd_group *g) { return (group_rec *)(void *)g; }
 
 HERD_API void herd_group_init(herd_group *g) {
-    herd__join *j = group_join_of(g);
-    atomic_init(&j->pending, 0);
-    atomic_init(&j->waiter, NULL);
-    atomic_init(&j->futex, 0);
+    group_rec *r = group_of(g);
+    atomic_init(&r->state, 0);
+    atomic_init(&r->waiter, NULL);
+}
+
+static void group_done(void *p) {
+    group_rec *r = p;
+    /* ORDER: acq_rel; release: this task's writes happen before the waiter's
+     * acquire of a zero count; acquire: see the parked waiter's store. */
+    uint64_t old = atomic_fetch_sub_explicit(&r->state, GROUP_ONE, memory_order_acq_rel);
+    if (old != (GROUP_ONE | GROUP_WAITING))
+        return;
+    uint64_t expect = GROUP_WAITING;
+    /* ORDER: acq_rel; pairs with the release CAS in arm_group(), so `waiter`
+     * is the parked task. Fails if a new spawn raised the count: the waiter
+     * stays parked for that task's completion. */
+    if (atomic_compare_exchange_strong_explicit(&r->state, &expect, 0, memory_order_acq_rel,
+                                                memory_order_relaxed))
+        herd__ult_ready(atomic_load_explicit(&r->waiter, memory_order_relaxed));
 }
 
 HERD_API int herd_group_spawn(herd_group *g, herd_fn fn, const void *arg, size_t arg_size) {
@@ -222,30 +262,33 @@ HERD_API int herd_group_spawn(herd_group *g, herd_fn fn, const void *arg, size_t
         return HERD_ENOTASK;
     if (!g || !fn || arg_size > HERD_ARG_MAX || (arg_size && !arg))
         return HERD_EINVAL;
-    herd__join *j = group_join_of(g);
-    /* ORDER: relaxed; the increment happens before the task is queued, and the
-     * queueing (publish or a pop by this worker) orders it before the task's
-     * J3 subtraction. */
-    atomic_fetch_add_explicit(&j->pending, 1, memory_order_relaxed);
-    int rc = push_task(w, fn, j, HERD__KIND_GROUP, arg, arg_size);
+    group_rec *r = group_of(g);
+    /* ORDER: relaxed; the queueing of the task (publish, or a pop by this
+     * worker) orders this before the task's subtraction. */
+    atomic_fetch_add_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
+    int rc = push_task(w, fn, r, HERD__KIND_GROUP, arg, arg_size);
     if (rc)
-        atomic_fetch_sub_explicit(&j->pending, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
     return rc;
 }
 
 static void arm_group(herd__worker *w, herd__ult *u, void *p) {
     (void)w;
-    herd__join *j = p;
-    /* Announce, then recheck (Dekker with J3's sub + exchange).
-     * ORDER: seq_cst store and load; pairs with the seq_cst RMWs in
-     * herd__join_done(): either the last task sees us in
-     * `waiter`, or we see pending == 0. */
-    atomic_store_explicit(&j->waiter, u, memory_order_seq_cst);
-    if (atomic_load_explicit(&j->pending, memory_order_seq_cst) == 0) {
-        herd__ult *expect = u;
-        if (atomic_compare_exchange_strong_explicit(&j->waiter, &expect, NULL,
-                                                    memory_order_acq_rel, memory_order_relaxed))
+    group_rec *r = p;
+    atomic_store_explicit(&r->waiter, u, memory_order_relaxed);
+    uint64_t s = atomic_load_explicit(&r->state, memory_order_acquire);
+    for (;;) {
+        if (s < GROUP_ONE) {
+            /* Emptied meanwhile: nobody will wake us; resume ourselves. */
             herd__ult_ready(u);
+            return;
+        }
+        /* ORDER: release; publishes `waiter` to the group_done() that sees
+         * WAITING. After success we must not touch the group: it may be
+         * finished, and freed by our own resumed task, at any moment. */
+        if (atomic_compare_exchange_weak_explicit(&r->state, &s, s | GROUP_WAITING,
+                                                  memory_order_release, memory_order_acquire))
+            return;
     }
 }
 
@@ -253,13 +296,14 @@ HERD_API int herd_group_wait(herd_group *g) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)
         return HERD_ENOTASK;
-    herd__join *j = group_join_of(g);
-    if (atomic_load_explicit(&j->waiter, memory_order_relaxed) != NULL)
+    group_rec *r = group_of(g);
+    if (atomic_load_explicit(&r->state, memory_order_relaxed) & GROUP_WAITING)
         return HERD_EBUSY;
     /* Group tasks this task queued on top of our deque run here first. */
-    drain(w->hot.frame, j);
-    /* ORDER: acquire; pairs with J3's release: the tasks' writes are visible. */
-    while (atomic_load_explicit(&j->pending, memory_order_acquire) != 0)
-        herd__block(arm_group, j);
+    drain(w->hot.frame, r);
+    /* ORDER: acquire; pairs with group_done()'s release: the tasks' writes
+     * are visible when we see the count reach zero. */
+    while (atomic_load_explicit(&r->state, memory_order_acquire) >= GROUP_ONE)
+        herd__block(arm_group, r);
     return 0;
 }

@@ -292,23 +292,38 @@ static void exchange_root(void *p) {
     CHECK_OK(herd_feb_fill(&xw_word));
 }
 
-int main(void) {
-    CHECK_OK(herd_start(NULL));
-    STEP("single operations");
-    CHECK_OK(herd_run(ops_root, NULL, 0));
-    STEP("writeEF on a full word waits for an empty");
-    CHECK_OK(herd_run(block_write_root, NULL, 0));
-    STEP("readFF/readFE on an empty word wait for a fill");
-    CHECK_OK(herd_run(block_read_root, NULL, 0));
-    STEP("producer/consumer through one word, %d items", PC_ITEMS);
+static void run_pc(void) {
     for (int order = 0; order < 2; order++)
         CHECK_OK(herd_run(pc_root, &order, sizeof order));
-    STEP("relay through %d words", RELAY);
-    CHECK_OK(herd_run(relay_root, NULL, 0));
-    STEP("%d readers released by one writeF", READERS);
-    CHECK_OK(herd_run(many_readers_root, NULL, 0));
-    STEP("%d readFE / writeEF pairs on one word", PAIRS);
-    CHECK_OK(herd_run(exchange_root, NULL, 0));
+}
+
+static const struct {
+    const char *name;
+    herd_fn root; /* or NULL, then run() */
+    void (*run)(void);
+} cases[] = {
+    {"single operations", ops_root, NULL},
+    {"writeEF on a full word waits for an empty", block_write_root, NULL},
+    {"readFF/readFE on an empty word wait for a fill", block_read_root, NULL},
+    {"producer/consumer through one word", NULL, run_pc},
+    {"relay through words", relay_root, NULL},
+    {"readers released by one writeF", many_readers_root, NULL},
+    {"readFE / writeEF pairs on one word", exchange_root, NULL},
+};
+
+/* With an argument N, runs case N only (for debugging a failure). */
+int main(int argc, char **argv) {
+    int only = argc > 1 ? atoi(argv[1]) : -1;
+    CHECK_OK(herd_start(NULL));
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        if (only >= 0 && i != only)
+            continue;
+        STEP("%d: %s", i, cases[i].name);
+        if (cases[i].root)
+            CHECK_OK(herd_run(cases[i].root, NULL, 0));
+        else
+            cases[i].run();
+    }
     CHECK_OK(herd_stop());
     STEP("ok");
     return 0;
