@@ -20,6 +20,8 @@
 #if defined(HERD_TSAN)
 void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
 #endif
 #if defined(HERD_ASAN)
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
@@ -161,6 +163,13 @@ static void ult_entry(void *transfer) {
 
 /* Prepare u to start in the scheduler loop when next switched to. */
 static void ult_fresh(herd__ult *u) {
+#if defined(HERD_TSAN)
+    /* A recycled stack's fiber still has the abandoned context's frames on
+     * TSan's shadow call stack; starting over on it would grow that stack
+     * with every reuse until TSan overflows it. A new context, a new fiber. */
+    __tsan_destroy_fiber(u->stack->tsan_fiber);
+    u->stack->tsan_fiber = __tsan_create_fiber(0);
+#endif
     u->frame = NULL;
     u->stack->sp = herd__ctx_make(herd__stack_top(u->stack), ult_entry);
 }

@@ -84,8 +84,10 @@ static inline uint64_t check_mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-/* Built with a sanitizer? (Some stress sizes shrink there: the sanitizers
- * keep a large shadow state per fiber.) */
+/* Built with a sanitizer? Some sizes shrink there. ThreadSanitizer keeps
+ * about 2 MB of state per fiber (a TSan thread: its clocks and its trace),
+ * and every suspended task holds a fiber, so under TSan a test keeps at
+ * most about a thousand tasks suspended at once. */
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define CHECK_SANITIZED 1
 #elif defined(__has_feature)
@@ -96,5 +98,18 @@ static inline uint64_t check_mix64(uint64_t x) {
 #ifndef CHECK_SANITIZED
 #define CHECK_SANITIZED 0
 #endif
+#if defined(__SANITIZE_THREAD__)
+#define CHECK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CHECK_TSAN 1
+#endif
+#endif
+#ifndef CHECK_TSAN
+#define CHECK_TSAN 0
+#endif
+
+/* A size for this build: `normal`, or `tsan` under ThreadSanitizer. */
+#define CHECK_SIZE(normal, tsan) (CHECK_TSAN ? (tsan) : (normal))
 
 #endif

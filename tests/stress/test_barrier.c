@@ -20,8 +20,9 @@
 #include <string.h>
 
 #define NTEAMS 4
-static const int team_size[NTEAMS] = {2, 64, 257, 1000};
-static const int team_phases[NTEAMS] = {20000, 2000, 500, 200};
+static const int team_size[NTEAMS] = {2, 64, 257, CHECK_SIZE(1000, 300)};
+static const int team_phases[NTEAMS] = {CHECK_SIZE(20000, 2000), CHECK_SIZE(2000, 200),
+                                        CHECK_SIZE(500, 50), CHECK_SIZE(200, 20)};
 
 typedef struct team {
     herd_barrier bar;
@@ -115,7 +116,8 @@ int main(void) {
         CHECK(t->slots && t->arrivals && t->serials);
         atomic_init(&t->children_done, 0);
     }
-    STEP("%d teams (2, 64, 257, 1000 tasks) on %d workers", NTEAMS, herd_num_workers());
+    STEP("%d teams (2, 64, 257, %d tasks) on %d workers", NTEAMS, team_size[NTEAMS - 1],
+         herd_num_workers());
     CHECK_OK(herd_run(root, NULL, 0));
     for (int k = 0; k < NTEAMS; k++) {
         team *t = &teams[k];

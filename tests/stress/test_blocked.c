@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define NBLOCKED (CHECK_SANITIZED ? 10000 : 100000)
+#define NBLOCKED (CHECK_TSAN ? 1000 : CHECK_SANITIZED ? 20000 : 100000)
 
 static long read_max_map_count(void) {
     long v = 65530;

@@ -21,6 +21,7 @@
 
 #define TOPOLOGY "pack:4 l3:1 core:8 pu:1"
 #define NPUS 32
+#define FIB_N CHECK_SIZE(30, 22)
 
 static uint64_t fib_iter(int n) {
     uint64_t a = 0, b = 1;
@@ -66,7 +67,7 @@ static void fib_one(void *p) {
 }
 
 /* Mutex count and a barrier across more tasks than workers. */
-#define SYNC_TASKS 3000
+#define SYNC_TASKS CHECK_SIZE(3000, 500)
 #define SYNC_PHASES 10
 static herd_mutex m;
 static long guarded;
@@ -124,12 +125,12 @@ static void *run_thread(void *p) {
 static void workload(void) {
     CHECK_EQ(herd_num_workers(), NPUS);
     uint64_t out = 0;
-    fib_arg a = {30, &out};
+    fib_arg a = {FIB_N, &out};
     CHECK_OK(herd_run(fib_both, &a, sizeof a));
-    CHECK_EQ_U64(out, fib_iter(30));
+    CHECK_EQ_U64(out, fib_iter(FIB_N));
     out = 0;
     CHECK_OK(herd_run(fib_one, &a, sizeof a));
-    CHECK_EQ_U64(out, fib_iter(30));
+    CHECK_EQ_U64(out, fib_iter(FIB_N));
 
     memset(worker_used, 0, sizeof worker_used);
     CHECK_OK(herd_run(sync_root, NULL, 0));
@@ -150,8 +151,8 @@ static void workload(void) {
     uint64_t executed = 0;
     for (int i = 0; i < NPUS; i++)
         executed += st[i].executed;
-    /* At least the tasks of fib_both(30) (2 * fib(31) - 1) and the sync tasks. */
-    CHECK(executed >= 2 * fib_iter(31) - 1 + SYNC_TASKS);
+    /* At least the tasks of fib_both(n) (2 * fib(n+1) - 1) and the sync tasks. */
+    CHECK(executed >= 2 * fib_iter(FIB_N + 1) - 1 + SYNC_TASKS);
 }
 
 int main(void) {

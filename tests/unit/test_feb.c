@@ -197,7 +197,7 @@ static void pc_root(void *p) {
 
 /* A relay: task k takes the value from word k and passes value+1 to word
  * k+1. Spawned last-first, so most of them wait before the first value. */
-#define RELAY 2000
+#define RELAY CHECK_SIZE(2000, 500)
 static uint64_t relay_words[RELAY + 1];
 
 static void relay_task(void *p) {
@@ -227,7 +227,7 @@ static void relay_root(void *p) {
 
 /* ------------------------------- many readers released by one writeF */
 
-#define READERS 1000
+#define READERS CHECK_SIZE(1000, 500)
 static uint64_t mr_word;
 static _Atomic int mr_started, mr_done;
 

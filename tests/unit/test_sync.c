@@ -18,7 +18,7 @@
 
 /* ------------------------------------------------------------------- mutex */
 
-#define MUTEX_TASKS 10000
+#define MUTEX_TASKS CHECK_SIZE(10000, 1000) /* all but one suspend */
 static herd_mutex mtx;
 static long plain_counter; /* guarded by mtx only */
 static _Atomic int inside; /* mutual exclusion witness */
@@ -217,7 +217,7 @@ static void bc_root(void *p) {
 
 /* ----------------------------------------------------------------- barrier */
 
-#define BAR_TASKS 1000
+#define BAR_TASKS CHECK_SIZE(1000, 300)
 #define BAR_PHASES 5
 static herd_barrier bar;
 static _Atomic long arrived[BAR_PHASES], departed[BAR_PHASES], serial[BAR_PHASES];
