@@ -242,6 +242,26 @@ def print_targets(rows: list[Row]) -> None:
         print(f"  {name.ljust(width)}  {value:>7}  {word}")
 
 
+def measure_idle(bindir: Path, workers: int) -> Optional[dict[str, Any]]:
+    """A started runtime with no work: CPU used over 2 s, as % of one core."""
+    exe = bindir / "bench_idle"
+    if not os.access(exe, os.X_OK):
+        print("\nidle runtime: bench_idle not built", file=sys.stderr)
+        return None
+    try:
+        p = subprocess.run([str(exe), "--workers", str(workers), "--seconds", "2"],
+                           capture_output=True, text=True, timeout=30)
+        res = json.loads(p.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError) as e:
+        print(f"\nidle runtime: FAILED ({e})", file=sys.stderr)
+        return None
+    pct = res["percent_of_core"]
+    word = "met" if pct < 1.0 else "missed"
+    print(f"  idle runtime, {res['workers']} workers: {pct:.4f}% of one core "
+          f"(target well under 1%)  {word}")
+    return res
+
+
 def git_commit(repo: Path) -> dict[str, Any]:
     def git(*a: str) -> str:
         try:
@@ -348,6 +368,9 @@ def main(argv: list[str]) -> int:
           f"{args.reps} run(s) per configuration, shuffled (seed {args.seed})\n")
     print_table(rows, args.worker_list)
     print_targets(rows)
+    idle = measure_idle(args.bindir, max(args.worker_list))
+    doc["idle"] = idle
+    out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"\nraw results: {out}")
 
     failed = [r for r in rows if r.failed]

@@ -111,8 +111,7 @@ static inline __attribute__((always_inline)) int herd__spawn_fast(herd_fn fn, co
     s->parent = &h->frame->join;
     s->size = (uint16_t)arg_size;
     s->kind = HERD__KIND_TASK;
-    /* ORDER: relaxed; the slot is private (see herd__sdq_push). */
-    __atomic_store_n(&s->taken, 0, __ATOMIC_RELAXED);
+    /* `taken` is already 0 here (split-deque.md, I4). */
     if (arg_size)
         __builtin_memcpy(s->arg, arg, arg_size);
     h->q.head = i + 1;

@@ -104,6 +104,10 @@ void herd__sdq_reset(herd__sdq *q, uint32_t new_head) {
          * later writes to it. */
         while (!atomic_load_explicit(&q->slots[i].taken, memory_order_acquire))
             cpu_relax();
+        /* I4: the slot is ours again; clear the mark so pushes need not.
+         * ORDER: relaxed; the next thief of this slot acquires it only after
+         * a later release publish. */
+        atomic_store_explicit(&q->slots[i].taken, 0, memory_order_relaxed);
     }
     q->head = new_head;
     q->split = new_head;

@@ -91,9 +91,7 @@ static inline int herd__sdq_push(herd__sdq *q, herd_fn fn, void *parent, uint16_
     s->parent = parent;
     s->size = (uint16_t)size;
     s->kind = kind;
-    /* ORDER: relaxed; the slot is private. Its previous thief's release store
-     * of 1 was acquired by herd__sdq_reset() before this index was reused. */
-    atomic_store_explicit(&s->taken, 0, memory_order_relaxed);
+    /* `taken` is already 0 (I4): herd__sdq_reset() cleared it. */
     herd__copy_arg(herd__sdq_argp(q, s, size), arg, size);
     q->head = h + 1;
     return 0;
