@@ -21,8 +21,8 @@
 
 #define NTEAMS 4
 static const int team_size[NTEAMS] = {2, 64, 257, CHECK_SIZE(1000, 300)};
-static const int team_phases[NTEAMS] = {CHECK_SIZE(20000, 2000), CHECK_SIZE(2000, 200),
-                                        CHECK_SIZE(500, 50), CHECK_SIZE(200, 20)};
+static const int team_phases[NTEAMS] = {CHECK_SIZE(20000, 200), CHECK_SIZE(2000, 20),
+                                        CHECK_SIZE(500, 8), CHECK_SIZE(200, 5)};
 
 typedef struct team {
     herd_barrier bar;

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define TOTAL_TASKS (CHECK_SANITIZED ? 400000ull : 10000000ull)
+#define TOTAL_TASKS (CHECK_TSAN ? 100000ull : CHECK_SANITIZED ? 400000ull : 10000000ull)
 #define ROOT_THREADS 4
 #define ROOTS_PER_THREAD 5
 #define NROOTS (ROOT_THREADS * ROOTS_PER_THREAD)

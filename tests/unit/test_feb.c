@@ -162,7 +162,7 @@ static void block_read_root(void *p) {
 
 /* ----------------------------------- producer/consumer through one word */
 
-#define PC_ITEMS 20000
+#define PC_ITEMS CHECK_SIZE(20000, 2000)
 static uint64_t pc_word;
 
 static void pc_producer(void *p) {

@@ -98,7 +98,7 @@ static void fifo_root(void *p) {
 
 #define PRODUCERS 24
 #define CONSUMERS 17
-#define ITEMS_PER_PRODUCER 400
+#define ITEMS_PER_PRODUCER CHECK_SIZE(400, 40)
 #define TOTAL_ITEMS (PRODUCERS * ITEMS_PER_PRODUCER)
 #define QCAP 8
 

@@ -208,7 +208,7 @@ static void case_args(void) {
 /* ------------------------------------------------ implicit wait at return */
 
 #define IW_FANOUT 8
-#define IW_DEPTH 4 /* 8 + 64 + 512 + 4096 descendants */
+#define IW_DEPTH CHECK_SIZE(4, 3) /* 8 + 64 + 512 + 4096 descendants */
 static _Atomic long iw_done;
 
 typedef struct iw_arg {
@@ -417,7 +417,7 @@ static void case_groups(void) {
 
 /* ----------------------------------------------------------------- futures */
 
-#define NFUT 2000
+#define NFUT CHECK_SIZE(2000, 300)
 
 static uint64_t fut_square(void *p) {
     uint64_t i;
@@ -459,22 +459,22 @@ static void fut_root(void *p) {
     free(f);
 
     herd_future ff;
-    int n = 20;
+    int n = CHECK_SIZE(20, 12);
     CHECK_OK(herd_future_spawn(&ff, fut_fib, &n, sizeof n));
     uint64_t v = 0;
     CHECK_OK(herd_future_get(&ff, &v));
-    CHECK_EQ_U64(v, fib_iter(20));
+    CHECK_EQ_U64(v, fib_iter(n));
     unsigned char big[HERD_ARG_MAX + 1] = {0};
     CHECK_RC(herd_future_spawn(&ff, fut_square, big, sizeof big), HERD_EINVAL);
     CHECK_OK(herd_future_get(&ff, &v)); /* the failed spawn left ff as it was */
-    CHECK_EQ_U64(v, fib_iter(20));
+    CHECK_EQ_U64(v, fib_iter(n));
 }
 
 static void case_futures(void) { CHECK_OK(herd_run(fut_root, NULL, 0)); }
 
 /* ------------------------------------------------------------------- yield */
 
-#define PINGS 5000
+#define PINGS CHECK_SIZE(5000, 500)
 static _Atomic long pp_counter;
 
 /* Task `parity` may increment only when the counter has its parity; both
@@ -507,7 +507,7 @@ static void case_yield(void) {
 
 /* ---------------------------------------------------- worker ids and stats */
 
-#define STATS_CHILDREN 5000
+#define STATS_CHILDREN CHECK_SIZE(5000, 500)
 static _Atomic int ids_seen[64];
 
 static void id_child(void *p) {
