@@ -21,7 +21,10 @@ static void describe_fn(herd_fn fn, char *buf, size_t len) {
     if (p && dladdr(p, &info) && info.dli_sname)
         snprintf(buf, len, "%s", info.dli_sname);
     else if (p && dladdr(p, &info) && info.dli_fname)
-        snprintf(buf, len, "%p (%s+%#lx; a static function: addr2line -f -e %s %#lx names it)", p,
+        snprintf(buf, len,
+                 "%p (%s+%#lx, not in the dynamic symbol table: addr2line -f -e %s %#lx names it, "
+                 "or link with -rdynamic)",
+                 p,
                  info.dli_fname, (unsigned long)((char *)p - (char *)info.dli_fbase),
                  info.dli_fname, (unsigned long)((char *)p - (char *)info.dli_fbase));
     else
