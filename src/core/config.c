@@ -56,7 +56,7 @@ static const struct known_var {
 } known_vars[] = {
     {"HERD_WORKERS", 0},  {"HERD_SCHED", 0}, {"HERD_BIND", 0},        {"HERD_TOPOLOGY", 0},
     {"HERD_SHEPHERD", 0}, {"HERD_STACK", 0}, {"HERD_STACK_GUARD", 0}, {"HERD_IDLE", 0},
-    {"HERD_STATS", 0},    {"HERD_TRACE", 1},
+    {"HERD_STATS", 0},    {"HERD_TRACE", 1},  {"HERD_SPAWN", 0},       {"HERD_STEAL", 0},
 };
 #define NKNOWN (sizeof known_vars / sizeof known_vars[0])
 
@@ -84,6 +84,21 @@ static const choice bind_choices[] = {
     {"static", 0, NULL},
     {"bll", 0, NULL},
     {"xll", 0, NULL},
+};
+
+/* What `ws` does today: the child is queued and the parent continues
+ * (help-first), and a steal takes one task. The other forms of DESIGN.md come
+ * with the scheduler family; until then they are refused as not available,
+ * never silently ignored. */
+static const choice spawn_choices[] = {
+    {"help-first", 1, NULL},
+    {"work-first", 0, NULL},
+};
+
+static const choice steal_choices[] = {
+    {"one", 1, NULL},
+    {"half", 0, NULL},
+    {"chunk:N", 0, NULL},
 };
 
 static const choice idle_choices[] = {
@@ -461,6 +476,30 @@ static int resolve_stack(const herd_config *cfg, herd__settings *out) {
     return 0;
 }
 
+static int resolve_spawn(const herd_config *cfg, herd__settings *out) {
+    (void)cfg;
+    (void)out;
+    origin o;
+    const choice *c;
+    from_env(&o, "HERD_SPAWN");
+    if (!o.value)
+        return 0;
+    return pick_choice(&o, spawn_choices, NCHOICES(spawn_choices), "spawn policy", &c);
+}
+
+static int resolve_steal(const herd_config *cfg, herd__settings *out) {
+    (void)cfg;
+    (void)out;
+    origin o;
+    const choice *c;
+    from_env(&o, "HERD_STEAL");
+    if (!o.value)
+        return 0;
+    if (strncasecmp(o.value, "chunk:", 6) == 0)
+        return complain(&o, "steal amount not available in this build", "available", "one");
+    return pick_choice(&o, steal_choices, NCHOICES(steal_choices), "steal amount", &c);
+}
+
 static int resolve_idle(const herd_config *cfg, herd__settings *out) {
     origin o;
     const choice *c;
@@ -518,7 +557,8 @@ static int resolve_stack_guard(const herd_config *cfg, herd__settings *out) {
 int herd__settings_resolve(const herd_config *cfg, herd__settings *out) {
     static int (*const steps[])(const herd_config *, herd__settings *) = {
         resolve_workers, resolve_sched, resolve_bind,  resolve_topology,    resolve_shepherd,
-        resolve_stack,   resolve_idle,  resolve_stats, resolve_stack_guard,
+        resolve_stack,   resolve_idle,  resolve_stats, resolve_stack_guard, resolve_spawn,
+        resolve_steal,
     };
     memset(out, 0, sizeof *out);
     if (check_variable_names()) return HERD_EINVAL;

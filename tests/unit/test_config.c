@@ -319,6 +319,22 @@ static void test_idle(void) {
     reject_env("HERD_IDLE", "", "empty value", "accepted", forms);
 }
 
+/* HERD_SPAWN / HERD_STEAL: the forms ws has today pass; DESIGN.md's others
+ * are refused as not available (never ignored); nonsense is unknown. */
+static void test_spawn_steal(void) {
+    herd__settings s;
+    accept_env("HERD_SPAWN", "help-first", &s);
+    reject_env("HERD_SPAWN", "work-first", "spawn policy not available in this build", "available",
+               "help-first");
+    reject_env("HERD_SPAWN", "eager", "unknown spawn policy", "accepted", "help-first");
+    accept_env("HERD_STEAL", "one", &s);
+    reject_env("HERD_STEAL", "half", "steal amount not available in this build", "available",
+               "one");
+    reject_env("HERD_STEAL", "chunk:4", "steal amount not available in this build", "available",
+               "one");
+    reject_env("HERD_STEAL", "all", "unknown steal amount", "accepted", "one");
+}
+
 static void test_stats(void) {
     herd__settings s;
     if (accept_env("HERD_STATS", "", &s)) CHECK(s.stats == HERD__STATS_OFF);
@@ -576,6 +592,7 @@ int main(void) {
     test_shepherd();
     test_stack();
     test_idle();
+    test_spawn_steal();
     test_stats();
     test_stack_guard();
     test_config_wins();
