@@ -27,6 +27,8 @@ probe() {
     hwloc) have lstopo-no-graphics || have hwloc-ls ;;
     libssl-dev) have pkg-config && pkg-config --exists openssl ;;
     python3) have python3 ;;
+    gcc-aarch64-linux-gnu) have aarch64-linux-gnu-gcc ;;
+    qemu-user) have qemu-aarch64 ;;
     *) return 1 ;;
     esac
 }
@@ -42,7 +44,9 @@ while [ $# -gt 0 ]; do
 done
 
 # Order matters only for probes: pkg-config first so the module probes work.
-required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3)
+# gcc-aarch64-linux-gnu and qemu-user: the AArch64 context switch is tested under qemu-user.
+required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
+    gcc-aarch64-linux-gnu qemu-user)
 
 missing=()
 for p in "${required[@]}"; do
