@@ -158,6 +158,43 @@ HERD_API int herd_future_spawn(herd_future *f, herd_future_fn fn, const void *ar
  *  Context: inside a herd task. Returns 0 or HERD_ENOTASK. */
 HERD_API int herd_future_get(herd_future *f, uint64_t *value);
 
+/* ---------------------------------------------------------- parallel loops
+ * The iteration space [begin, end) is cut into ranges, each run by
+ * body(range_begin, range_end, arg) in some task. `arg` is shared by all
+ * ranges (not copied). The call returns when every iteration has run. */
+
+/** How the iterations become tasks (paper 000 §2.1 and recursive splitting). */
+typedef enum herd_loop_kind {
+    HERD_LOOP_EACH = 1, /**< one task per iteration (grain ignored) */
+    HERD_LOOP_SPLIT,    /**< halve the range recursively until at most `grain` iterations */
+    HERD_LOOP_CHUNKS,   /**< one task per worker; each takes `grain` iterations at a time
+                             from a shared counter until none are left (self-scheduling) */
+    HERD_LOOP_SHEPHERDS, /**< even split over shepherds: not available yet (HERD_EINVAL) */
+} herd_loop_kind;
+
+typedef void (*herd_loop_fn)(int64_t begin, int64_t end, void *arg);
+
+/** Run body over [begin, end). grain >= 1 (ignored by HERD_LOOP_EACH).
+ *  Context: inside a herd task (it spawns and waits). An empty range
+ *  returns 0 at once. Returns 0, HERD_ENOTASK, HERD_EINVAL (body NULL,
+ *  grain < 1, an unknown or unavailable kind), HERD_ENOMEM. */
+HERD_API int herd_loop(int64_t begin, int64_t end, int64_t grain, herd_loop_kind kind,
+                       herd_loop_fn body, void *arg);
+
+/** Accumulates iterations [begin, end) into `partial` (size bytes). */
+typedef void (*herd_reduce_fn)(int64_t begin, int64_t end, void *arg, void *partial);
+/** Folds `from` into `into` (both size bytes). Must be associative; the
+ *  order in which partials are combined is not fixed. */
+typedef void (*herd_combine_fn)(void *into, const void *from, void *arg);
+
+/** A loop with a reduction: every range accumulates into a partial that
+ *  starts as a copy of `identity`; partials are combined with `combine` and
+ *  the total is stored in *result. size <= HERD_ARG_MAX.
+ *  Context and returns as herd_loop. */
+HERD_API int herd_loop_reduce(int64_t begin, int64_t end, int64_t grain, herd_loop_kind kind,
+                              herd_reduce_fn body, herd_combine_fn combine, void *arg,
+                              const void *identity, void *result, size_t size);
+
 /* ------------------------------------------------------- synchronisation
  * All of these suspend only the calling task, never its worker. They may be
  * used only from inside herd tasks (HERD_ENOTASK otherwise). The objects
