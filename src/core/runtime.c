@@ -107,6 +107,9 @@ static int rt_build(herd__rt *rt, const herd_config *cfg) {
 }
 
 static void stop_workers(herd__rt *rt, int started) {
+    /* ORDER: seq_cst; pairs with the acquire loads of `stopping` in the
+     * worker loop and in idle_sleep()'s recheck; the wake-up below makes
+     * sleeping workers look. */
     atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
     herd__wake_all(rt);
     for (int i = 0; i < started; i++)
@@ -204,6 +207,8 @@ HERD_API int herd_stop(void) {
         free(st);
     }
     rt->sched->fini(rt);
+    /* ORDER: release; pairs with the acquire loads in herd_run() and
+     * herd_num_workers() (no run is in progress: closing refused new ones). */
     __atomic_store_n(&herd__rt_global, NULL, __ATOMIC_RELEASE);
     rt_free(rt);
     pthread_mutex_unlock(&lifecycle);
@@ -252,11 +257,13 @@ HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size) {
      * root's and its descendants' writes are visible when we return. */
     while (atomic_load_explicit(&done.futex, memory_order_acquire) == 0)
         syscall(SYS_futex, &done.futex, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    /* ORDER: seq_cst; pairs with herd_stop()'s seq_cst load of runs_in_progress. */
     atomic_fetch_sub_explicit(&runs_in_progress, 1, memory_order_seq_cst);
     return 0;
 }
 
 HERD_API int herd_num_workers(void) {
+    /* ORDER: acquire; pairs with the release stores in herd_start()/herd_stop(). */
     herd__rt *rt = __atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE);
     return rt ? rt->nworkers : 0;
 }

@@ -276,6 +276,8 @@ static void arm_group(herd__worker *w, herd__ult *u, void *p) {
     (void)w;
     group_rec *r = p;
     atomic_store_explicit(&r->waiter, u, memory_order_relaxed);
+    /* ORDER: acquire; pairs with group_done()'s release subtraction: if the
+     * count is already zero, the tasks' writes are visible to us. */
     uint64_t s = atomic_load_explicit(&r->state, memory_order_acquire);
     for (;;) {
         if (s < GROUP_ONE) {

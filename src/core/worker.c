@@ -53,6 +53,7 @@ static void futex_wake(_Atomic uint32_t *addr, int n) {
  * guarantee: an RMW reads the latest value in the total order). */
 static int sleepers_after_fence(herd__rt *rt) {
 #if defined(HERD_TSAN)
+    /* ORDER: seq_cst RMW; pairs with the seq_cst increment in idle_sleep(). */
     return atomic_fetch_add_explicit(&rt->sleepers, 0, memory_order_seq_cst);
 #else
     /* ORDER: seq_cst fence; pairs with the fence after the sleepers
@@ -211,6 +212,7 @@ void herd__sched_loop(herd__worker *w) {
         }
         if (!idle_since)
             idle_since = herd__now_ns();
+        /* ORDER: acquire; pairs with the seq_cst store in stop_workers(). */
         if (atomic_load_explicit(&w->rt->stopping, memory_order_acquire)) {
             /* herd_stop() runs only when no herd_run() is in progress, so no
              * task exists anywhere: leaving is safe. */
