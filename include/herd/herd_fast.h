@@ -97,6 +97,16 @@ static inline __attribute__((always_inline)) void herd__frame_open(herd__frame *
     fr->fn = fn;
 }
 
+/* A slot's header; its `taken` is already 0 (split-deque.md, I4). */
+static inline __attribute__((always_inline)) void herd__slot_set(herd__slot *s, herd_fn fn,
+                                                                 void *parent, uint16_t kind,
+                                                                 size_t arg_size) {
+    s->fn = fn;
+    s->parent = parent;
+    s->size = (uint16_t)arg_size;
+    s->kind = kind;
+}
+
 /* S1 (split-deque.md): push into the private part; no atomic RMW, no fence. */
 static inline __attribute__((always_inline)) int herd__spawn_fast(herd_fn fn, const void *arg,
                                                                  size_t arg_size) {
@@ -107,11 +117,7 @@ static inline __attribute__((always_inline)) int herd__spawn_fast(herd_fn fn, co
         return herd__spawn_slow(fn, arg, arg_size);
     uint32_t i = h->q.head;
     herd__slot *s = &h->q.slots[i];
-    s->fn = fn;
-    s->parent = &h->frame->join;
-    s->size = (uint16_t)arg_size;
-    s->kind = HERD__KIND_TASK;
-    /* `taken` is already 0 here (split-deque.md, I4). */
+    herd__slot_set(s, fn, &h->frame->join, HERD__KIND_TASK, arg_size);
     if (arg_size)
         __builtin_memcpy(s->arg, arg, arg_size);
     h->q.head = i + 1;

@@ -99,7 +99,7 @@ static int run_loop(loop *l, int64_t begin, int64_t end, herd_loop_kind kind, vo
     if (kind != HERD_LOOP_EACH && kind != HERD_LOOP_SPLIT && kind != HERD_LOOP_CHUNKS)
         return HERD_EINVAL; /* includes HERD_LOOP_SHEPHERDS: needs shepherd placement */
     l->end = end;
-    if (l->size)
+    if (l->size && result)
         memcpy(result, l->identity, l->size);
     if (end <= begin)
         return 0;

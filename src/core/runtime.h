@@ -102,7 +102,6 @@ typedef struct herd__worker {
     int yielded;              /* a task yielded: others go first once */
     void *altstack;
     pthread_t thread;
-    void *sched_data;         /* scheduler-private per-worker state */
     void *tsan_native;        /* sanitizer view of the pthread's own stack */
     void *native_low;
     size_t native_size;
@@ -134,7 +133,6 @@ typedef struct herd__rt {
     herd__topo topo;
     herd__stack_conf stacks;
     const herd__sched_ops *sched;
-    void *sched_data;
     int nworkers;
     herd__worker *workers;
     int *pu_of_worker;

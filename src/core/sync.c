@@ -10,10 +10,6 @@
 
 #include <stdlib.h>
 
-typedef struct wait_list {
-    herd__ult *head, *tail;
-} wait_list;
-
 static void list_push(herd__ult **head, herd__ult **tail, herd__ult *u) {
     u->next = NULL;
     if (*tail)

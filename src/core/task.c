@@ -15,9 +15,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static inline void frame_init(herd__frame *f, herd__worker *w, herd_fn fn, herd__frame *up) {
-    herd__frame_open(f, &w->hot, fn, up);
-}
 
 void herd__join_done(herd__join *j) {
     /* J3. ORDER: acq_rel; release: the finished task's writes (its results)
@@ -61,7 +58,7 @@ static void run_inline(herd__worker *w, herd__frame *f, herd__taskcopy *t) {
     if (own)
         f->nspawned--; /* J0: this child needs no notification */
     herd__frame fr;
-    frame_init(&fr, w, t->fn, f);
+    herd__frame_open(&fr, &w->hot, t->fn, f);
     w->hot.frame = &fr;
     herd__count(&w->hot.inlined);
     t->fn(t->arg);
@@ -144,7 +141,7 @@ void herd__frame_wait(herd__frame *f) {
 
 void herd__run_root(herd__worker *w, herd__taskcopy *t) {
     herd__frame fr;
-    frame_init(&fr, w, t->fn, NULL);
+    herd__frame_open(&fr, &w->hot, t->fn, NULL);
     w->hot.frame = &fr;
     t->fn(t->arg);
     herd__frame_wait(&fr);

@@ -238,11 +238,6 @@ void herd__ult_ready(herd__ult *u) {
     herd__wake_one(w->rt);
 }
 
-static void post_exit(herd__worker *w, herd__ult *u, void *arg) {
-    (void)arg;
-    herd__ult_put(w, u);
-}
-
 void herd__worker_enter(herd__worker *w) {
     herd__tls = &w->hot;
 #if defined(HERD_TSAN)
@@ -260,7 +255,7 @@ void herd__worker_enter(herd__worker *w) {
 /* From the scheduler loop at shutdown: back to the pthread's own context. */
 void herd__worker_exit(herd__worker *w) {
     herd__ult *me = w->cur;
-    w->post = post_exit;
+    w->post = post_free;
     w->post_ult = me;
     w->cur = NULL;
 #if defined(HERD_TSAN)

@@ -87,8 +87,7 @@ herd__pop_result herd__sdq_pop_slow(herd__sdq *q, uint32_t base, herd__taskcopy 
             break;
         }
     }
-    if (q->head == q->split)
-        return HERD__POP_STOLEN; /* tail reached split between load and CAS */
+    /* newsplit < split == head: at least one slot is private again. */
     q->head--;
     herd__sdq_copy_out(q, q->head, out);
     return HERD__POP_OK;

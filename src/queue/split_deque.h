@@ -87,11 +87,7 @@ static inline int herd__sdq_push(herd__sdq *q, herd_fn fn, void *parent, uint16_
     if (__builtin_expect(h == q->cap, 0))
         return HERD_ENOMEM;
     herd__slot *s = &q->slots[h];
-    s->fn = fn;
-    s->parent = parent;
-    s->size = (uint16_t)size;
-    s->kind = kind;
-    /* `taken` is already 0 (I4): herd__sdq_reset() cleared it. */
+    herd__slot_set(s, fn, parent, kind, size);
     herd__copy_arg(herd__sdq_argp(q, s, size), arg, size);
     q->head = h + 1;
     return 0;

@@ -58,16 +58,13 @@ void herd__stack_park(const herd__stack_conf *c, herd__stack *s);
 static inline int herd__stack_canary_ok(const herd__stack *s) {
     return *(const uint64_t *)s->low == HERD__STACK_CANARY;
 }
+/* Guards currently in place, process-wide (tests check the budget). */
+long herd__stack_guards_in_use(void);
+
 /* 1 if addr lies in s's guard page (or just below its usable area). */
 static inline int herd__stack_in_guard(const herd__stack *s, const void *addr) {
     const unsigned char *a = addr;
     return a >= s->map && a < s->low;
 }
-/* Usable bytes left below the caller's frame pointer on stack s. */
-static inline size_t herd__stack_left(const herd__stack *s, const void *sp) {
-    return (size_t)((const unsigned char *)sp - s->low);
-}
-
-long herd__stack_guards_in_use(void);
 
 #endif
