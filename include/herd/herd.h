@@ -59,7 +59,8 @@ HERD_API const char *herd_strerror(int err);
  *  The README's reference section documents each variable and its forms. */
 typedef struct herd_config {
     int workers;          /**< HERD_WORKERS: number of workers; default all PUs */
-    const char *sched;    /**< HERD_SCHED: scheduler name (ws, auto) */
+    const char *sched;    /**< HERD_SCHED: auto, ws, ws-nearest, numa, numa-random, hier, mts,
+                               central, lifo, fifo */
     const char *bind;     /**< HERD_BIND: none, compact, scatter */
     const char *topology; /**< HERD_TOPOLOGY: hwloc synthetic string or XML path */
     const char *shepherd; /**< HERD_SHEPHERD: pu, core, l2, l3, numa, package, machine */
@@ -67,6 +68,8 @@ typedef struct herd_config {
     const char *idle;     /**< HERD_IDLE: spin, sleep, adaptive */
     const char *stats;    /**< HERD_STATS: "1" prints a table at stop; a path writes JSON */
     int stack_guard;      /**< HERD_STACK_GUARD: 1 detects overflow (default), -1 off */
+    const char *spawn;    /**< HERD_SPAWN: help-first (default), work-first */
+    const char *steal;    /**< HERD_STEAL: one, half, chunk:N; default: the scheduler's */
 } herd_config;
 
 /* --------------------------------------------------------------- lifecycle */
@@ -272,13 +275,18 @@ typedef struct herd_worker_stats {
     uint64_t spawned;          /**< tasks queued by tasks on this worker */
     uint64_t executed;         /**< tasks run to completion on this worker */
     uint64_t inlined;          /**< of those, run as a plain call by their parent's wait */
-    uint64_t steals;           /**< tasks taken from other workers */
+    uint64_t steals;           /**< successful steals (each takes one or more tasks) */
+    uint64_t steals_local;     /**< of those, from a worker of the same shepherd */
+    uint64_t steals_remote;    /**< of those, from another shepherd */
+    uint64_t stolen_tasks;     /**< tasks (and suspended tasks) moved by steals */
+    uint64_t max_chunk;        /**< the most tasks one steal moved */
     uint64_t steal_attempts;   /**< victims probed */
     uint64_t failed_steals;    /**< probes that saw work but obtained none */
     uint64_t blocks;           /**< task suspensions (wait, sync objects, yield) */
     uint64_t stacks_allocated; /**< stacks mapped (not taken from the cache) */
     uint64_t busy_ns;          /**< time spent running tasks */
     uint64_t idle_ns;          /**< time spent looking for work or asleep */
+    int shepherd;              /**< the worker's shepherd (HERD_SHEPHERD's level) */
 } herd_worker_stats;
 
 /** Copy the counters of up to `max` workers into out; returns the number of

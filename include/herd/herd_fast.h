@@ -70,6 +70,10 @@ typedef struct herd__hot {
     herd__sdq q;
     herd__frame *frame;              /* innermost running task, NULL between tasks */
     char *stack_limit;               /* below this address, stop running children inline */
+    /* herd_spawn pushes inline only while head < spawn_limit: the deque's
+     * capacity, or 0 when every spawn takes the slow path (queue
+     * schedulers, work-first). */
+    uint32_t spawn_limit;
     HERD__ATOMIC(uint64_t) spawned;  /* counters: owner writes, anyone reads (relaxed) */
     HERD__ATOMIC(uint64_t) inlined;
 } herd__hot;
@@ -112,7 +116,7 @@ static inline __attribute__((always_inline)) int herd__spawn_fast(herd_fn fn, co
                                                                  size_t arg_size) {
     herd__hot *h = herd__tls;
     if (__builtin_expect(!h || !h->frame || !fn || arg_size > HERD__SLOT_INLINE_ARG ||
-                             (arg_size && !arg) || h->q.head == h->q.cap,
+                             (arg_size && !arg) || h->q.head >= h->spawn_limit,
                          0))
         return herd__spawn_slow(fn, arg, arg_size);
     uint32_t i = h->q.head;

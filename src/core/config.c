@@ -69,11 +69,13 @@ typedef struct choice {
     const char *canonical; /* the name stored in the settings (schedulers only) */
 } choice;
 
-/* "auto" runs ws until there is more than one scheduler to choose from. */
+/* "auto" is resolved by herd_start once the topology is known
+ * (src/sched/registry.c has the rule). */
 static const choice sched_choices[] = {
-    {"ws", 1, "ws"},   {"auto", 1, "ws"},        {"fifo", 0, NULL},
-    {"lifo", 0, NULL}, {"central", 0, NULL},     {"mts", 0, NULL},
-    {"numa", 0, NULL}, {"numa-random", 0, NULL}, {"hier", 0, NULL},
+    {"auto", 1, "auto"}, {"ws", 1, "ws"},     {"ws-nearest", 1, "ws-nearest"},
+    {"numa", 1, "numa"}, {"numa-random", 1, "numa-random"}, {"hier", 1, "hier"},
+    {"mts", 1, "mts"},   {"central", 1, "central"}, {"lifo", 1, "lifo"},
+    {"fifo", 1, "fifo"},
 };
 
 static const choice bind_choices[] = {
@@ -86,20 +88,19 @@ static const choice bind_choices[] = {
     {"xll", 0, NULL},
 };
 
-/* What `ws` does today: the child is queued and the parent continues
- * (help-first), and a steal takes one task. The other forms of DESIGN.md come
- * with the scheduler family; until then they are refused as not available,
- * never silently ignored. */
+/* Whether a scheduler supports a spawn policy or a steal amount is checked
+ * by herd_start, which knows the scheduler (src/sched/registry.c). */
 static const choice spawn_choices[] = {
-    {"help-first", 1, NULL},
-    {"work-first", 0, NULL},
+    {"help-first", HERD__SPAWN_HELP_FIRST, NULL},
+    {"work-first", HERD__SPAWN_WORK_FIRST, NULL},
 };
 
 static const choice steal_choices[] = {
-    {"one", 1, NULL},
-    {"half", 0, NULL},
-    {"chunk:N", 0, NULL},
+    {"one", HERD__TAKE_ONE, NULL},
+    {"half", HERD__TAKE_HALF, NULL},
 };
+#define STEAL_FORMS "one, half, chunk:N (N from 1 to 65536)"
+#define STEAL_CHUNK_MAX 65536
 
 static const choice idle_choices[] = {
     {"spin", HERD__IDLE_SPIN, NULL},
@@ -440,6 +441,7 @@ static int resolve_shepherd(const herd_config *cfg, herd__settings *out) {
     herd__level l = o.value[0] ? herd__topo_level_parse(o.value) : (herd__level)0;
     if (l >= HERD__LVL_MACHINE && l <= HERD__LVL_PU) {
         out->shepherd = l;
+        out->shepherd_set = 1;
         return 0;
     }
     /* The level names live in topo.c; list them innermost first. */
@@ -477,27 +479,43 @@ static int resolve_stack(const herd_config *cfg, herd__settings *out) {
 }
 
 static int resolve_spawn(const herd_config *cfg, herd__settings *out) {
-    (void)cfg;
-    (void)out;
     origin o;
     const choice *c;
-    from_env(&o, "HERD_SPAWN");
+    origin_of(&o, cfg, cfg ? cfg->spawn : NULL, "spawn", "HERD_SPAWN");
+    out->spawn = HERD__SPAWN_HELP_FIRST;
     if (!o.value)
         return 0;
-    return pick_choice(&o, spawn_choices, NCHOICES(spawn_choices), "spawn policy", &c);
+    if (pick_choice(&o, spawn_choices, NCHOICES(spawn_choices), "spawn policy", &c))
+        return HERD_EINVAL;
+    out->spawn = (herd__spawn_policy)c->value;
+    return 0;
 }
 
 static int resolve_steal(const herd_config *cfg, herd__settings *out) {
-    (void)cfg;
-    (void)out;
     origin o;
     const choice *c;
-    from_env(&o, "HERD_STEAL");
+    origin_of(&o, cfg, cfg ? cfg->steal : NULL, "steal", "HERD_STEAL");
+    out->steal = HERD__TAKE_DEFAULT;
     if (!o.value)
         return 0;
-    if (strncasecmp(o.value, "chunk:", 6) == 0)
-        return complain(&o, "steal amount not available in this build", "available", "one");
-    return pick_choice(&o, steal_choices, NCHOICES(steal_choices), "steal amount", &c);
+    if (strncasecmp(o.value, "chunk:", 6) == 0) {
+        long n;
+        const char *why = scan_long(o.value + 6, 1, STEAL_CHUNK_MAX, &n);
+        if (why)
+            return complain(&o, why, "accepted", STEAL_FORMS);
+        out->steal = HERD__TAKE_CHUNK;
+        out->steal_chunk = (int)n;
+        return 0;
+    }
+    for (size_t i = 0; i < NCHOICES(steal_choices); i++) {
+        if (strcasecmp(steal_choices[i].name, o.value) != 0)
+            continue;
+        c = &steal_choices[i];
+        out->steal = (herd__steal_amount)c->value;
+        return 0;
+    }
+    return complain(&o, o.value[0] ? "unknown steal amount" : "empty value", "accepted",
+                    STEAL_FORMS);
 }
 
 static int resolve_idle(const herd_config *cfg, herd__settings *out) {

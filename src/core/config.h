@@ -21,17 +21,35 @@ typedef enum herd__stats_mode {
     HERD__STATS_JSON,  /* HERD_STATS=<path>: JSON file written at herd_stop() */
 } herd__stats_mode;
 
+typedef enum herd__spawn_policy {
+    HERD__SPAWN_HELP_FIRST = 1, /* queue the child, the parent goes on */
+    HERD__SPAWN_WORK_FIRST,     /* run the child at once, the parent's continuation is queued */
+} herd__spawn_policy;
+
+/* How much one steal takes. DEFAULT: the scheduler's own amount (one task;
+ * for mts, one per worker of the thief's shepherd). */
+typedef enum herd__steal_amount {
+    HERD__TAKE_DEFAULT = 0,
+    HERD__TAKE_ONE,
+    HERD__TAKE_HALF,  /* half of what the victim has public, rounded up */
+    HERD__TAKE_CHUNK, /* steal_chunk tasks, or what there is */
+} herd__steal_amount;
+
 typedef struct herd__settings {
     int workers;              /* >= 1; 0 before resolution means "all PUs of the topology" */
-    char sched[32];           /* validated scheduler name */
+    char sched[32];           /* scheduler name; "auto" until herd_start picks one */
     herd__bind bind;
     char topology[1024];      /* "" = the real machine */
     herd__level shepherd;     /* default HERD__LVL_L3 ... see config.c */
+    int shepherd_set;         /* 1 when cfg or HERD_SHEPHERD named the level */
     size_t stack_size;        /* bytes, page-multiple, >= 16 KiB */
     herd__idle idle;
     herd__stats_mode stats;
     char stats_path[1024];
     int stack_guard;          /* 1 on, 0 off */
+    herd__spawn_policy spawn;
+    herd__steal_amount steal;
+    int steal_chunk;          /* HERD__TAKE_CHUNK: tasks per steal, >= 1 */
 } herd__settings;
 
 /* Merge cfg (may be NULL), the environment and the defaults into out.

@@ -55,18 +55,63 @@ static void *worker_main(void *p) {
     return NULL;
 }
 
-static void rt_free(herd__rt *rt) {
+void herd__rt_free(herd__rt *rt) {
+    if (rt->sched_ready)
+        rt->sched->fini(rt);
+    herd__ult_pool_free(rt);
     if (rt->workers) {
-        for (int i = 0; i < rt->nworkers; i++)
+        for (int i = 0; i < rt->nworkers; i++) {
             herd__sdq_fini(&rt->workers[i].hot.q);
+            free(rt->workers[i].order); /* victim orders (src/sched/victims.h) */
+            free(rt->workers[i].class_end);
+        }
         free(rt->workers);
+    }
+    if (rt->shepherds) {
+        for (int s = 0; s < rt->nshepherds; s++) {
+            herd__tq_fini(&rt->shepherds[s].placed);
+            free(rt->shepherds[s].workers);
+        }
+        free(rt->shepherds);
     }
     free(rt->pu_of_worker);
     herd__topo_free(&rt->topo);
     free(rt);
 }
 
-static int rt_build(herd__rt *rt, const herd_config *cfg) {
+/* Group the workers by their domain at the shepherd level, shepherds
+ * numbered in order of their first worker. */
+static int build_shepherds(herd__rt *rt) {
+    const herd__settings *set = &rt->set;
+    herd__level level = set->shepherd;
+    if (!set->shepherd_set && rt->sched->shepherd_level)
+        level = rt->sched->shepherd_level;
+    rt->shepherd_level = level;
+    int n = rt->nworkers;
+    rt->shepherds = calloc((size_t)n, sizeof *rt->shepherds);
+    if (!rt->shepherds)
+        return HERD_ENOMEM;
+    for (int i = 0; i < n; i++) {
+        int dom = rt->topo.domain[level][rt->pu_of_worker[i]];
+        int s = 0;
+        while (s < rt->nshepherds && rt->shepherds[s].domain != dom)
+            s++;
+        herd__shepherd *sh = &rt->shepherds[s];
+        if (s == rt->nshepherds) {
+            rt->nshepherds++;
+            sh->domain = dom;
+            herd__tq_init(&sh->placed);
+            sh->workers = malloc((size_t)n * sizeof(int));
+            if (!sh->workers)
+                return HERD_ENOMEM;
+        }
+        sh->workers[sh->nworkers++] = i;
+        rt->workers[i].shepherd = s;
+    }
+    return 0;
+}
+
+int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
     char err[512];
     int rc = herd__settings_resolve(cfg, &rt->set);
     if (rc)
@@ -77,11 +122,6 @@ static int rt_build(herd__rt *rt, const herd_config *cfg) {
         return rc;
     }
     rt->nworkers = rt->set.workers ? rt->set.workers : rt->topo.npus;
-    rt->sched = herd__sched_find(rt->set.sched);
-    if (!rt->sched) {
-        fprintf(stderr, "herd: HERD_SCHED=%s: no such scheduler in this build\n", rt->set.sched);
-        return HERD_EINVAL;
-    }
     herd__stack_conf_init(&rt->stacks, rt->set.stack_size, rt->set.stack_guard);
     rt->pu_of_worker = calloc((size_t)rt->nworkers, sizeof(int));
     rt->workers = aligned_alloc(64, sizeof(herd__worker) * (size_t)rt->nworkers);
@@ -94,15 +134,35 @@ static int rt_build(herd__rt *rt, const herd_config *cfg) {
         fprintf(stderr, "herd: HERD_BIND: %s\n", err);
         return rc;
     }
+    rt->sched = herd__sched_find(rt->set.sched, rt);
+    if (!rt->sched) {
+        fprintf(stderr, "herd: HERD_SCHED=%s: no such scheduler in this build\n", rt->set.sched);
+        return HERD_EINVAL;
+    }
+    snprintf(rt->set.sched, sizeof rt->set.sched, "%s", rt->sched->name); /* auto: the choice */
+    if (herd__sched_check(rt->sched, &rt->set))
+        return HERD_EINVAL;
+    /* herd_spawn's inline path pushes into the worker's own deque; it is
+     * closed (every spawn takes the slow path) when the scheduler queues
+     * elsewhere or the child must run first. */
+    int deque = (rt->sched->flags & HERD__SCHED_DEQUE) != 0;
+    int inline_spawn = deque && rt->set.spawn == HERD__SPAWN_HELP_FIRST;
     for (int i = 0; i < rt->nworkers; i++) {
         herd__worker *w = &rt->workers[i];
         w->rt = rt;
         w->id = i;
         w->pu = rt->pu_of_worker[i];
         w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
-        if (herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0)
+        if (deque && herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0)
             return HERD_ENOMEM;
+        w->hot.spawn_limit = inline_spawn ? w->hot.q.cap : 0;
     }
+    rc = build_shepherds(rt);
+    if (rc)
+        return rc;
+    if (rt->sched->init(rt) != 0)
+        return HERD_ENOMEM;
+    rt->sched_ready = 1;
     return 0;
 }
 
@@ -131,13 +191,11 @@ HERD_API int herd_start(const herd_config *cfg) {
         pthread_mutex_unlock(&lifecycle);
         return HERD_ENOMEM;
     }
-    int rc = rt_build(rt, cfg);
+    int rc = herd__rt_build(rt, cfg);
     if (rc == 0)
         rc = herd__overflow_install();
-    if (rc == 0 && rt->sched->init(rt) != 0)
-        rc = HERD_ENOMEM;
     if (rc) {
-        rt_free(rt);
+        herd__rt_free(rt);
         pthread_mutex_unlock(&lifecycle);
         return rc;
     }
@@ -148,8 +206,7 @@ HERD_API int herd_start(const herd_config *cfg) {
             fprintf(stderr, "herd: cannot start worker %d of %d: %s\n", i, rt->nworkers,
                     strerror(e));
             stop_workers(rt, i);
-            rt->sched->fini(rt);
-            rt_free(rt);
+            herd__rt_free(rt);
             pthread_mutex_unlock(&lifecycle);
             return HERD_ESYS;
         }
@@ -172,6 +229,10 @@ static void collect_stats(herd__rt *rt, herd_worker_stats *out, int n) {
             .spawned = atomic_load_explicit(&rt->workers[i].hot.spawned, memory_order_relaxed),
             .inlined = atomic_load_explicit(&rt->workers[i].hot.inlined, memory_order_relaxed),
             .steals = LOAD(steals),
+            .steals_local = LOAD(steals_local),
+            .steals_remote = LOAD(steals_remote),
+            .stolen_tasks = LOAD(stolen_tasks),
+            .max_chunk = LOAD(max_chunk),
             .steal_attempts = LOAD(steal_attempts),
             .failed_steals = LOAD(failed_steals),
             .blocks = LOAD(blocks),
@@ -180,6 +241,7 @@ static void collect_stats(herd__rt *rt, herd_worker_stats *out, int n) {
         };
 #undef LOAD
         out[i].executed = out[i].inlined + LOAD_ROOTS(c);
+        out[i].shepherd = rt->workers[i].shepherd;
         out[i].busy_ns = elapsed > out[i].idle_ns ? elapsed - out[i].idle_ns : 0;
     }
 }
@@ -206,11 +268,10 @@ HERD_API int herd_stop(void) {
         herd__stats_report(&rt->set, st, rt->nworkers);
         free(st);
     }
-    rt->sched->fini(rt);
     /* ORDER: release; pairs with the acquire loads in herd_run() and
      * herd_num_workers() (no run is in progress: closing refused new ones). */
     __atomic_store_n(&herd__rt_global, NULL, __ATOMIC_RELEASE);
-    rt_free(rt);
+    herd__rt_free(rt);
     pthread_mutex_unlock(&lifecycle);
     return 0;
 }

@@ -4,8 +4,10 @@
 #ifndef HERD_CORE_RUNTIME_H
 #define HERD_CORE_RUNTIME_H
 
+#include "arch/spin.h"
 #include "core/config.h"
 #include "queue/split_deque.h"
+#include "queue/task_queue.h"
 #include "topo/topo.h"
 #include "ult/stack.h"
 
@@ -48,15 +50,14 @@ typedef struct herd__ult {
     herd__stack *stack;
     herd__frame *frame;   /* innermost frame while suspended */
     struct herd__ult *next; /* wait-list / ready-queue link */
+    struct herd__ult *prev; /* ready-queue link (the queue is double-ended) */
 } herd__ult;
 
-typedef struct herd__spin {
-    _Atomic int v;
-} herd__spin;
-void herd__spin_lock(herd__spin *l);
-void herd__spin_unlock(herd__spin *l);
 
-/* A FIFO of ready ULTs guarded by a spinlock; any worker may take from it. */
+/* Ready ULTs guarded by a spinlock; any worker may take from it. Resumed
+ * tasks join at the back and the owner takes from the front (oldest first);
+ * a work-first continuation joins at the front, so the owner resumes it as
+ * soon as the child returns; thieves take from the back. */
 typedef struct herd__readyq {
     herd__spin lock;
     herd__ult *head, *tail;
@@ -68,20 +69,33 @@ struct herd__rt;
 /* Per-worker counters: written only by the owner (load+store, no lock
  * prefix), read by anyone through relaxed atomics. */
 typedef struct herd__counters {
-    _Atomic uint64_t roots, steals, steal_attempts, failed_steals, blocks, stacks_allocated,
-        idle_ns;
+    _Atomic uint64_t roots, steals, steals_local, steals_remote, stolen_tasks, max_chunk,
+        steal_attempts, failed_steals, blocks, stacks_allocated, idle_ns;
 } herd__counters;
 
-#define HERD__COUNT(w, field)                                                                     \
+#define HERD__ADD(w, field, n)                                                                    \
     atomic_store_explicit(&(w)->stats.field,                                                      \
-                          atomic_load_explicit(&(w)->stats.field, memory_order_relaxed) + 1,      \
+                          atomic_load_explicit(&(w)->stats.field, memory_order_relaxed) + (n),    \
                           memory_order_relaxed)
+#define HERD__COUNT(w, field) HERD__ADD(w, field, 1)
 
-/* What a steal or a queue hands back: a queued task, or a suspended ULT. */
+/* What a queue or a steal hands back: a queued task, or a suspended ULT.
+ * A steal also says where it came from and how much it moved. */
 typedef struct herd__work {
-    herd__ult *ult; /* non-NULL: resume it */
+    herd__ult *ult;       /* non-NULL: resume it */
+    int victim;           /* steals: the victim worker, -1 for a shepherd queue */
+    int victim_shepherd;  /* steals: the victim's shepherd */
+    uint32_t ntasks;      /* steals: tasks moved, this one included */
     herd__taskcopy task;
 } herd__work;
+
+/* A task queued outside the split deques (queue schedulers, placement): the
+ * header of a herd__taskcopy and only `size` argument bytes. */
+typedef herd__taskcopy herd__qtask;
+herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void *arg,
+                             size_t size);
+/* Move a queued task into out->task and free it. */
+void herd__qtask_take(herd__qtask *t, herd__work *out);
 
 typedef struct herd__worker {
     herd__hot hot;            /* first: the inline paths see it as herd__tls */
@@ -97,6 +111,15 @@ typedef struct herd__worker {
     struct herd__rt *rt;
     int id;
     int pu;
+    int shepherd;             /* index into rt->shepherds */
+    /* Victim order, filled by the scheduler's init (NULL for random and
+     * queue schedulers): order[0..norder), grouped in classes of equal
+     * distance; class_end[c] is one past the last index of class c. */
+    int *order;
+    int norder;
+    int *class_end;
+    int nclasses;
+    unsigned rr;              /* round-robin placement cursor (fifo, lifo) */
     uint64_t rng;
     unsigned tick;            /* scheduling decisions, for the fairness check */
     int yielded;              /* a task yielded: others go first once */
@@ -108,20 +131,51 @@ typedef struct herd__worker {
     herd__counters stats;
 } __attribute__((aligned(64))) herd__worker;
 
-/* The scheduler seam: a table of operations chosen at start-up. The worker
- * loop (core/worker.c) runs its own deque, its ready queue and the injector
- * itself, and asks the scheduler where else to look. */
+/* The scheduler seam (docs/design/scheduler-seam.md): a table of operations
+ * chosen at start-up. The worker loop (core/worker.c) runs its ready queue,
+ * its own deque, its shepherd's placement queue and the injector itself, and
+ * asks the scheduler where else to look. */
+#define HERD__SCHED_DEQUE 1u  /* new tasks go to the spawning worker's split deque */
+#define HERD__SCHED_STEALS 2u /* it steals between workers: HERD_STEAL applies */
+
 typedef struct herd__sched_ops {
     const char *name;
+    unsigned flags;
+    /* The shepherd level when HERD_SHEPHERD is not set; 0: its default (L3). */
+    herd__level shepherd_level;
     int (*init)(struct herd__rt *rt);
     void (*fini)(struct herd__rt *rt);
-    /* Look for work on other workers; 1 and *out filled on success. */
+    /* Queue schedulers (no HERD__SCHED_DEQUE): place a new task. Returns 0
+     * or HERD_ENOMEM. NULL for deque schedulers. */
+    int (*push)(herd__worker *w, herd_fn fn, void *parent, uint16_t kind, const void *arg,
+                size_t size);
+    /* Queue schedulers: take from the worker's own queue. NULL otherwise. */
+    int (*take)(herd__worker *w, herd__work *out);
+    /* Look for work on other workers; 1 and *out filled on success. NULL:
+     * the scheduler never steals. */
     int (*steal)(herd__worker *w, herd__work *out);
+    /* Queue schedulers: is there queued work that w could take? (the sleep
+     * protocol's recheck, W2). NULL otherwise. */
+    int (*has_work)(herd__worker *w);
     /* One line describing w's victim order (for `herd topo`). */
-    void (*describe_victims)(struct herd__rt *rt, int worker, char *buf, size_t len);
+    void (*describe_victims)(const struct herd__rt *rt, int worker, char *buf, size_t len);
 } herd__sched_ops;
 
-const herd__sched_ops *herd__sched_find(const char *name);
+/* The scheduler called name, or NULL. "auto" is resolved with the topology
+ * and the placement of rt (src/sched/registry.c). */
+const herd__sched_ops *herd__sched_find(const char *name, const struct herd__rt *rt);
+/* Check the HERD_SPAWN / HERD_STEAL settings against the scheduler; prints
+ * the problem and returns HERD_EINVAL when they do not fit together. */
+int herd__sched_check(const herd__sched_ops *s, const herd__settings *set);
+
+/* A group of workers that share a cache (HERD_SHEPHERD's level): the unit
+ * of mts's shared queue and of local vs remote steal counts. */
+typedef struct herd__shepherd {
+    herd__tq placed;  /* tasks placed on this shepherd (HERD_LOOP_SHEPHERDS) */
+    int nworkers;
+    int *workers;     /* worker ids, ascending */
+    int domain;       /* index of its domain at the shepherd level */
+} herd__shepherd;
 
 typedef struct herd__inject {
     struct herd__inject *next;
@@ -132,7 +186,16 @@ typedef struct herd__rt {
     herd__settings set;
     herd__topo topo;
     herd__stack_conf stacks;
+    /* Shared pool of free stacks behind the per-worker caches (core/ult.c). */
+    herd__spin pool_lock;
+    herd__ult *pool;
+    _Atomic int npool;
     const herd__sched_ops *sched;
+    void *sched_data;         /* the scheduler's own state */
+    int sched_ready;          /* init succeeded: herd__rt_free runs fini */
+    herd__level shepherd_level;
+    int nshepherds;
+    herd__shepherd *shepherds;
     int nworkers;
     herd__worker *workers;
     int *pu_of_worker;
@@ -174,15 +237,31 @@ herd__ult *herd__ult_get(herd__worker *w);
 void herd__ult_put(herd__worker *w, herd__ult *u);
 void herd__switch(herd__worker *w, herd__ult *from, herd__ult *to);
 void herd__readyq_push(herd__readyq *rq, herd__ult *u);
+void herd__readyq_push_front(herd__readyq *rq, herd__ult *u);
 void herd__resume_from_loop(herd__worker *w, herd__ult *u) __attribute__((noreturn));
 void herd__worker_exit(herd__worker *w) __attribute__((noreturn));
 void herd__worker_free_cache(herd__worker *w);
+void herd__ult_pool_free(herd__rt *rt);
 herd__ult *herd__readyq_pop(herd__readyq *rq);
+herd__ult *herd__readyq_pop_back(herd__readyq *rq);
 
 /* core/worker.c */
 void herd__sched_loop(herd__worker *w) __attribute__((noreturn));
 void herd__wake_one(herd__rt *rt);
 void herd__wake_all(herd__rt *rt);
+/* Work was queued where only some workers may take it (a shepherd's
+ * queue): wake them. Sleepers are not grouped, so this wakes every sleeper;
+ * it costs nothing while no worker sleeps. */
+void herd__wake_for_shepherd(herd__rt *rt, int shepherd);
+
+/* core/runtime.c: build the runtime without starting workers (herd_start,
+ * and `herd topo`, which prints what a start would do), and free it. */
+int herd__rt_build(herd__rt *rt, const herd_config *cfg);
+void herd__rt_free(herd__rt *rt);
+
+/* core/task.c: place a task on a shepherd's queue (herd_loop). */
+int herd__place_on_shepherd(herd__worker *w, int shepherd, herd_fn fn, const void *arg,
+                            size_t size);
 
 /* core/overflow.c */
 int herd__overflow_install(void);

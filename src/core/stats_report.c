@@ -22,6 +22,10 @@ static void add_stats(herd_worker_stats *sum, const herd_worker_stats *w) {
     sum->executed += w->executed;
     sum->inlined += w->inlined;
     sum->steals += w->steals;
+    sum->steals_local += w->steals_local;
+    sum->steals_remote += w->steals_remote;
+    sum->stolen_tasks += w->stolen_tasks;
+    if (w->max_chunk > sum->max_chunk) sum->max_chunk = w->max_chunk; /* a maximum, not a sum */
     sum->steal_attempts += w->steal_attempts;
     sum->failed_steals += w->failed_steals;
     sum->blocks += w->blocks;
@@ -40,23 +44,31 @@ static herd_worker_stats total_of(const herd_worker_stats *w, int n) {
 
 /* ------------------------------------------------------------------ table */
 
-enum { NCOLS = 11, CELL = 32 };
+enum { NCOUNTS = 12, NCOLS = NCOUNTS + 4, CELL = 32 };
 
+/* "local" and "remote" split the steals by whether the victim shares the
+ * thief's shepherd; "moved" counts the tasks those steals took. */
 static const char *const headers[NCOLS] = {
-    "worker", "spawned", "executed", "inlined", "steals",  "attempts",
-    "failed", "blocks",  "stacks",   "busy ms", "idle ms",
+    "worker", "shep",   "spawned",  "executed", "inlined", "steals",  "local",   "remote",
+    "moved",  "chunk",  "attempts", "failed",   "blocks",  "stacks",  "busy ms", "idle ms",
 };
 
-/* One row as text; label is the worker number or "total". */
-static void format_row(char cells[NCOLS][CELL], const char *label, const herd_worker_stats *st) {
-    const uint64_t counts[] = {st->spawned, st->executed,        st->inlined,
-                               st->steals,  st->steal_attempts,  st->failed_steals,
-                               st->blocks,  st->stacks_allocated};
+/* One row as text; label is the worker number or "total" (shepherd -1). */
+static void format_row(char cells[NCOLS][CELL], const char *label, const herd_worker_stats *st,
+                       int shepherd) {
+    const uint64_t counts[NCOUNTS] = {
+        st->spawned,       st->executed,     st->inlined,        st->steals,
+        st->steals_local,  st->steals_remote, st->stolen_tasks,  st->max_chunk,
+        st->steal_attempts, st->failed_steals, st->blocks,       st->stacks_allocated};
     snprintf(cells[0], CELL, "%s", label);
-    for (int c = 0; c < 8; c++)
-        snprintf(cells[c + 1], CELL, "%" PRIu64, counts[c]);
-    snprintf(cells[9], CELL, "%.1f", (double)st->busy_ns / 1e6);
-    snprintf(cells[10], CELL, "%.1f", (double)st->idle_ns / 1e6);
+    if (shepherd >= 0)
+        snprintf(cells[1], CELL, "%d", shepherd);
+    else
+        snprintf(cells[1], CELL, "-");
+    for (int c = 0; c < NCOUNTS; c++)
+        snprintf(cells[c + 2], CELL, "%" PRIu64, counts[c]);
+    snprintf(cells[NCOUNTS + 2], CELL, "%.1f", (double)st->busy_ns / 1e6);
+    snprintf(cells[NCOUNTS + 3], CELL, "%.1f", (double)st->idle_ns / 1e6);
 }
 
 /* Row r of the table: -1 the headers, 0..n-1 the workers, n the total. */
@@ -68,9 +80,9 @@ static void row_cells(char cells[NCOLS][CELL], int r, const herd_worker_stats *w
             snprintf(cells[c], CELL, "%s", headers[c]);
     } else if (r < n) {
         snprintf(label, sizeof label, "%d", r);
-        format_row(cells, label, &w[r]);
+        format_row(cells, label, &w[r], w[r].shepherd);
     } else {
-        format_row(cells, "total", total);
+        format_row(cells, "total", total, -1);
     }
 }
 
@@ -163,10 +175,13 @@ static void json_string(FILE *out, const char *s) {
 static void json_counters(FILE *out, const herd_worker_stats *st) {
     fprintf(out,
             "\"spawned\": %" PRIu64 ", \"executed\": %" PRIu64 ", \"inlined\": %" PRIu64
-            ", \"steals\": %" PRIu64 ", \"steal_attempts\": %" PRIu64
+            ", \"steals\": %" PRIu64 ", \"steals_local\": %" PRIu64
+            ", \"steals_remote\": %" PRIu64 ", \"stolen_tasks\": %" PRIu64
+            ", \"max_chunk\": %" PRIu64 ", \"steal_attempts\": %" PRIu64
             ", \"failed_steals\": %" PRIu64 ", \"blocks\": %" PRIu64
             ", \"stacks_allocated\": %" PRIu64 ", \"busy_ns\": %" PRIu64 ", \"idle_ns\": %" PRIu64,
-            st->spawned, st->executed, st->inlined, st->steals, st->steal_attempts,
+            st->spawned, st->executed, st->inlined, st->steals, st->steals_local,
+            st->steals_remote, st->stolen_tasks, st->max_chunk, st->steal_attempts,
             st->failed_steals, st->blocks, st->stacks_allocated, st->busy_ns, st->idle_ns);
 }
 
@@ -196,6 +211,16 @@ static const char *idle_name(herd__idle i) {
     return NULL;
 }
 
+/* The HERD_STEAL form; "default" when unset (the scheduler's own amount). */
+static void steal_name(const herd__settings *s, char *buf, size_t len) {
+    switch (s->steal) {
+    case HERD__TAKE_ONE: snprintf(buf, len, "one"); break;
+    case HERD__TAKE_HALF: snprintf(buf, len, "half"); break;
+    case HERD__TAKE_CHUNK: snprintf(buf, len, "chunk:%d", s->steal_chunk); break;
+    default: snprintf(buf, len, "default"); break;
+    }
+}
+
 static void json_settings(FILE *out, const herd__settings *s) {
     if (!s) {
         fputs("null", out);
@@ -211,7 +236,13 @@ static void json_settings(FILE *out, const herd__settings *s) {
     json_string(out, herd__topo_level_name(s->shepherd));
     fprintf(out, ", \"stack_size\": %zu, \"idle\": ", s->stack_size);
     json_string(out, idle_name(s->idle));
-    fprintf(out, ", \"stack_guard\": %s}", s->stack_guard ? "true" : "false");
+    fprintf(out, ", \"stack_guard\": %s, \"spawn\": ", s->stack_guard ? "true" : "false");
+    json_string(out, s->spawn == HERD__SPAWN_WORK_FIRST ? "work-first" : "help-first");
+    char steal[32];
+    steal_name(s, steal, sizeof steal);
+    fputs(", \"steal\": ", out);
+    json_string(out, steal);
+    fputc('}', out);
 }
 
 void herd__stats_print_json(FILE *out, const herd__settings *s, const herd_worker_stats *w, int n) {
@@ -223,7 +254,7 @@ void herd__stats_print_json(FILE *out, const herd__settings *s, const herd_worke
     json_settings(out, s);
     fputs(",\n \"per_worker\": [", out);
     for (int i = 0; i < n; i++) {
-        fprintf(out, "%s\n  {\"worker\": %d, ", i ? "," : "", i);
+        fprintf(out, "%s\n  {\"worker\": %d, \"shepherd\": %d, ", i ? "," : "", i, w[i].shepherd);
         json_counters(out, &w[i]);
         fputc('}', out);
     }

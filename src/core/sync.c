@@ -237,7 +237,7 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
         herd__ult *u;
         /* ORDER: acquire; pairs with the release store in arm_barrier(). */
         while (!(u = __atomic_load_n((herd__ult **)&b->herd__slots[i], __ATOMIC_ACQUIRE)))
-            __builtin_ia32_pause();
+            herd__cpu_relax();
         b->herd__slots[i] = NULL;
         u->next = woken;
         woken = u;

@@ -12,6 +12,9 @@
 
 #include <limits.h>
 #include <linux/futex.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -151,26 +154,103 @@ void herd__run_root(herd__worker *w, herd__taskcopy *t) {
     task_done(t);
 }
 
+herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void *arg,
+                             size_t size) {
+    herd__qtask *t = malloc(offsetof(herd__qtask, arg) + size);
+    if (!t)
+        return NULL;
+    t->fn = fn;
+    t->parent = parent;
+    t->kind = kind;
+    t->size = (uint16_t)size;
+    if (size)
+        memcpy(t->arg, arg, size);
+    return t;
+}
+
+void herd__qtask_take(herd__qtask *t, herd__work *out) {
+    out->ult = NULL;
+    memcpy(&out->task, t, offsetof(herd__qtask, arg) + t->size);
+    free(t);
+}
+
+/* Queue a new task where the scheduler wants it: the worker's own deque
+ * (deque schedulers) or the scheduler's queues. */
 static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
                             const void *arg, size_t size) {
-    int rc = herd__sdq_push(&w->hot.q, fn, parent, kind, arg, size);
+    const herd__sched_ops *sched = w->rt->sched;
+    int rc = sched->push ? sched->push(w, fn, parent, kind, arg, size)
+                         : herd__sdq_push(&w->hot.q, fn, parent, kind, arg, size);
     if (__builtin_expect(rc != 0, 0))
         return rc;
     herd__count(&w->hot.spawned);
-    if (__builtin_expect(herd__sdq_wants_publish(&w->hot.q), 0))
+    if (!sched->push && __builtin_expect(herd__sdq_wants_publish(&w->hot.q), 0))
         publish(w);
+    return 0;
+}
+
+int herd__place_on_shepherd(herd__worker *w, int shepherd, herd_fn fn, const void *arg,
+                            size_t size) {
+    herd__frame *f = w->hot.frame;
+    herd__qtask *t = herd__qtask_new(fn, &f->join, HERD__KIND_TASK, arg, size);
+    if (!t)
+        return HERD_ENOMEM;
+    if (herd__tq_push(&w->rt->shepherds[shepherd].placed, t, 0) != 0) {
+        free(t);
+        return HERD_ENOMEM;
+    }
+    f->nspawned++;
+    herd__count(&w->hot.spawned);
+    herd__wake_for_shepherd(w->rt, shepherd);
+    return 0;
+}
+
+/* ------------------------------------------------------------ work-first
+ * HERD_SPAWN=work-first: the child runs at once, and the parent's
+ * continuation waits where thieves look for work. A continuation cannot
+ * leave the stack it runs on, so the parent suspends (its ULT goes to the
+ * front of the worker's ready queue, which thieves take from the back) and
+ * the child starts on a fresh stack. When the child returns, the worker's
+ * loop takes the ready queue's front: the parent, unless a thief took it. */
+
+static void arm_child_first(herd__worker *w, herd__ult *parent, void *p) {
+    /* The task record lives on the parent's stack, which may run again on
+     * another worker as soon as the parent is queued: copy it first. */
+    herd__taskcopy t;
+    const herd__taskcopy *src = p;
+    memcpy(&t, src, offsetof(herd__taskcopy, arg) + src->size);
+    herd__readyq_push_front(&w->ready, parent);
+    herd__wake_one(w->rt); /* W3: the continuation is stealable */
+    herd__run_root(w, &t);
+}
+
+static int spawn_work_first(herd__worker *w, herd_fn fn, const void *arg, size_t size) {
+    herd__frame *f = w->hot.frame;
+    herd__taskcopy t;
+    t.fn = fn;
+    t.parent = &f->join;
+    t.kind = HERD__KIND_TASK;
+    t.size = (uint16_t)size;
+    if (size)
+        memcpy(t.arg, arg, size);
+    f->nspawned++; /* the child reports back through the join (J3) */
+    herd__count(&w->hot.spawned);
+    herd__block(arm_child_first, &t);
     return 0;
 }
 
 /* The inline paths (herd/herd_fast.h) handle the common cases; these take
  * the rest: errors, large arguments, a full deque, public or stolen
- * children, group tasks on top of the deque, low stack, suspension. */
+ * children, group tasks on top of the deque, low stack, suspension, and
+ * every spawn when the inline path is closed (queue schedulers, work-first). */
 HERD_API int herd__spawn_slow(herd_fn fn, const void *arg, size_t arg_size) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)
         return HERD_ENOTASK;
     if (!fn || arg_size > HERD_ARG_MAX || (arg_size && !arg))
         return HERD_EINVAL;
+    if (w->rt->set.spawn == HERD__SPAWN_WORK_FIRST)
+        return spawn_work_first(w, fn, arg, arg_size);
     herd__frame *f = w->hot.frame;
     int rc = push_task(w, fn, &f->join, HERD__KIND_TASK, arg, arg_size);
     if (rc == 0)

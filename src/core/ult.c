@@ -29,51 +29,80 @@ void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_
                                      size_t *size_old);
 #endif
 
+/* Free stacks: each worker keeps up to STACK_CACHE_MAX for itself (no
+ * lock), and overflows into one shared pool of up to STACK_POOL_MAX, which
+ * every worker draws on before it maps a new stack. The pool matters when
+ * stacks flow one way -- suspended on one worker, finished on another, as
+ * every parent does under the queue schedulers -- where per-worker caches
+ * alone would map on one side and unmap on the other, and each map or unmap
+ * takes the process's mmap lock and shoots down TLBs. Cached stacks keep
+ * the pages their tasks touched: the pool bounds that memory. */
 #define STACK_CACHE_MAX 16
+#define STACK_POOL_MAX 1024
 
-void herd__spin_lock(herd__spin *l) {
-    for (;;) {
-        /* ORDER: acquire; pairs with the release store in herd__spin_unlock(). */
-        if (!atomic_exchange_explicit(&l->v, 1, memory_order_acquire))
-            return;
-        while (atomic_load_explicit(&l->v, memory_order_relaxed))
-            __builtin_ia32_pause();
-    }
-}
-
-void herd__spin_unlock(herd__spin *l) {
-    /* ORDER: release; pairs with the acquire exchange in herd__spin_lock(). */
-    atomic_store_explicit(&l->v, 0, memory_order_release);
-}
-
-void herd__readyq_push(herd__readyq *rq, herd__ult *u) {
+/* The ready queue's links (runtime.h): head is the front, tail the back;
+ * all under rq->lock. */
+static void rq_link_back(herd__readyq *rq, herd__ult *u) {
     u->next = NULL;
-    herd__spin_lock(&rq->lock);
+    u->prev = rq->tail;
     if (rq->tail)
         rq->tail->next = u;
     else
         rq->head = u;
     rq->tail = u;
+}
+
+static void rq_link_front(herd__readyq *rq, herd__ult *u) {
+    u->prev = NULL;
+    u->next = rq->head;
+    if (rq->head)
+        rq->head->prev = u;
+    else
+        rq->tail = u;
+    rq->head = u;
+}
+
+static void rq_unlink(herd__readyq *rq, herd__ult *u) {
+    if (u->prev)
+        u->prev->next = u->next;
+    else
+        rq->head = u->next;
+    if (u->next)
+        u->next->prev = u->prev;
+    else
+        rq->tail = u->prev;
+    u->next = u->prev = NULL;
+}
+
+static void rq_push(herd__readyq *rq, herd__ult *u, int front) {
+    herd__spin_lock(&rq->lock);
+    if (front)
+        rq_link_front(rq, u);
+    else
+        rq_link_back(rq, u);
     atomic_fetch_add_explicit(&rq->size, 1, memory_order_relaxed);
     herd__spin_unlock(&rq->lock);
 }
 
-herd__ult *herd__readyq_pop(herd__readyq *rq) {
+static herd__ult *rq_pop(herd__readyq *rq, int back) {
     /* ORDER: relaxed; a hint. A push that we miss is seen by the sleep
      * protocol's recheck (W2) or by the pusher's wake-up (W3). */
     if (atomic_load_explicit(&rq->size, memory_order_relaxed) == 0)
         return NULL;
     herd__spin_lock(&rq->lock);
-    herd__ult *u = rq->head;
+    herd__ult *u = back ? rq->tail : rq->head;
     if (u) {
-        rq->head = u->next;
-        if (!rq->head)
-            rq->tail = NULL;
+        rq_unlink(rq, u);
         atomic_fetch_sub_explicit(&rq->size, 1, memory_order_relaxed);
     }
     herd__spin_unlock(&rq->lock);
     return u;
 }
+
+void herd__readyq_push(herd__readyq *rq, herd__ult *u) { rq_push(rq, u, 0); }
+void herd__readyq_push_front(herd__readyq *rq, herd__ult *u) { rq_push(rq, u, 1); }
+herd__ult *herd__readyq_pop(herd__readyq *rq) { return rq_pop(rq, 0); }
+herd__ult *herd__readyq_pop_back(herd__readyq *rq) { return rq_pop(rq, 1); }
 
 static void fatal_no_stack(herd__worker *w) {
     fprintf(stderr,
@@ -83,6 +112,45 @@ static void fatal_no_stack(herd__worker *w) {
     abort();
 }
 
+static herd__ult *pool_get(herd__rt *rt) {
+    /* ORDER: relaxed; a hint, a miss only maps a new stack. */
+    if (atomic_load_explicit(&rt->npool, memory_order_relaxed) == 0)
+        return NULL;
+    herd__spin_lock(&rt->pool_lock);
+    herd__ult *u = rt->pool;
+    if (u) {
+        rt->pool = u->next;
+        atomic_store_explicit(&rt->npool, atomic_load_explicit(&rt->npool, memory_order_relaxed) - 1,
+                              memory_order_relaxed);
+    }
+    herd__spin_unlock(&rt->pool_lock);
+    return u;
+}
+
+static int pool_put(herd__rt *rt, herd__ult *u) {
+    if (atomic_load_explicit(&rt->npool, memory_order_relaxed) >= STACK_POOL_MAX)
+        return 0;
+    herd__spin_lock(&rt->pool_lock);
+    int n = atomic_load_explicit(&rt->npool, memory_order_relaxed);
+    if (n < STACK_POOL_MAX) {
+        u->next = rt->pool;
+        rt->pool = u;
+        atomic_store_explicit(&rt->npool, n + 1, memory_order_relaxed);
+    }
+    herd__spin_unlock(&rt->pool_lock);
+    return n < STACK_POOL_MAX;
+}
+
+void herd__ult_pool_free(herd__rt *rt) {
+    while (rt->pool) {
+        herd__ult *u = rt->pool;
+        rt->pool = u->next;
+        herd__stack_delete(&rt->stacks, u->stack);
+        free(u);
+    }
+    atomic_store_explicit(&rt->npool, 0, memory_order_relaxed);
+}
+
 herd__ult *herd__ult_get(herd__worker *w) {
     herd__ult *u = w->cache;
     if (u) {
@@ -90,6 +158,9 @@ herd__ult *herd__ult_get(herd__worker *w) {
         w->ncache--;
         return u;
     }
+    u = pool_get(w->rt);
+    if (u)
+        return u;
     u = calloc(1, sizeof *u);
     if (!u)
         return NULL;
@@ -103,12 +174,14 @@ herd__ult *herd__ult_get(herd__worker *w) {
 }
 
 void herd__ult_put(herd__worker *w, herd__ult *u) {
+    u->frame = NULL;
     if (w->ncache >= STACK_CACHE_MAX) {
+        if (pool_put(w->rt, u))
+            return;
         herd__stack_delete(&w->rt->stacks, u->stack);
         free(u);
         return;
     }
-    u->frame = NULL;
     u->next = w->cache;
     w->cache = u;
     w->ncache++;

@@ -79,6 +79,12 @@ void herd__wake_all(herd__rt *rt) {
     futex_wake(&rt->wake_seq, INT_MAX);
 }
 
+void herd__wake_for_shepherd(herd__rt *rt, int shepherd) {
+    (void)shepherd; /* see runtime.h: every sleeper */
+    if (sleepers_after_fence(rt) != 0)
+        herd__wake_all(rt);
+}
+
 static int take_injected(herd__rt *rt, herd__work *out) {
     /* ORDER: relaxed; a hint, see herd__readyq_pop(). */
     if (atomic_load_explicit(&rt->inject_size, memory_order_relaxed) == 0)
@@ -119,6 +125,37 @@ static int take_own(herd__worker *w, herd__work *out) {
     return 0;
 }
 
+/* The queue scheduler's queue for this worker (none for deque schedulers). */
+static int take_queued(herd__worker *w, herd__work *out) {
+    return w->rt->sched->take && w->rt->sched->take(w, out);
+}
+
+/* Tasks placed on this worker's shepherd (herd_loop's per-shepherd split). */
+static int take_placed(herd__worker *w, herd__work *out) {
+    herd__qtask *t = herd__tq_pop(&w->rt->shepherds[w->shepherd].placed, 1);
+    if (!t)
+        return 0;
+    herd__qtask_take(t, out);
+    return 1;
+}
+
+/* Everything this worker may take without stealing, newest work first. */
+static int take_local(herd__worker *w, herd__work *out) {
+    return take_own(w, out) || take_queued(w, out) || take_placed(w, out) ||
+           take_injected(w->rt, out);
+}
+
+static void count_steal(herd__worker *w, const herd__work *out) {
+    HERD__COUNT(w, steals);
+    if (out->victim_shepherd == w->shepherd)
+        HERD__COUNT(w, steals_local);
+    else
+        HERD__COUNT(w, steals_remote);
+    HERD__ADD(w, stolen_tasks, out->ntasks);
+    if (out->ntasks > atomic_load_explicit(&w->stats.max_chunk, memory_order_relaxed))
+        atomic_store_explicit(&w->stats.max_chunk, out->ntasks, memory_order_relaxed);
+}
+
 static int find_work(herd__worker *w, herd__work *out) {
     herd__rt *rt = w->rt;
     if (++w->tick % FAIRNESS_PERIOD == 0 && take_injected(rt, out))
@@ -126,15 +163,15 @@ static int find_work(herd__worker *w, herd__work *out) {
     if (w->yielded) {
         /* A task just yielded: whatever else is queued goes first. */
         w->yielded = 0;
-        if (take_own(w, out) || take_injected(rt, out))
+        if (take_local(w, out))
             return 1;
     }
     /* Resumed tasks first: each holds a stack, and finishing them frees it
      * (and often ends the wait of yet another suspended task). */
-    if (take_ready(w, out) || take_own(w, out) || take_injected(rt, out))
+    if (take_ready(w, out) || take_local(w, out))
         return 1;
-    if (rt->nworkers > 1 && rt->sched->steal(w, out)) {
-        HERD__COUNT(w, steals);
+    if (rt->nworkers > 1 && rt->sched->steal && rt->sched->steal(w, out)) {
+        count_steal(w, out);
         return 1;
     }
     return 0;
@@ -145,7 +182,9 @@ static int find_work(herd__worker *w, herd__work *out) {
 static int work_visible(herd__worker *w) {
     herd__rt *rt = w->rt;
     if (atomic_load_explicit(&rt->inject_size, memory_order_relaxed) ||
-        atomic_load_explicit(&w->ready.size, memory_order_relaxed))
+        atomic_load_explicit(&w->ready.size, memory_order_relaxed) ||
+        herd__tq_size(&rt->shepherds[w->shepherd].placed) ||
+        (rt->sched->has_work && rt->sched->has_work(w)))
         return 1;
     for (int i = 0; i < rt->nworkers; i++) {
         herd__worker *v = &rt->workers[i];
@@ -182,7 +221,7 @@ static void idle_step(herd__worker *w, unsigned *fails) {
     }
     (*fails)++;
     for (int i = 0; i < 32; i++)
-        __builtin_ia32_pause();
+        herd__cpu_relax();
     /* A spinning worker may share its core with a busy one (more workers
      * than cores): let it run now and then. */
     if (mode == HERD__IDLE_SPIN && *fails % SPIN_ROUNDS == 0)

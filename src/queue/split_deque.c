@@ -2,13 +2,9 @@
  * split_deque.h. Step numbers refer to docs/design/split-deque.md. */
 #include "queue/split_deque.h"
 
-#include <sys/mman.h>
+#include "arch/spin.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define cpu_relax() __builtin_ia32_pause()
-#else
-#define cpu_relax() ((void)0)
-#endif
+#include <sys/mman.h>
 
 static void *map_lazy(size_t bytes) {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -102,7 +98,7 @@ void herd__sdq_reset(herd__sdq *q, uint32_t new_head) {
          * herd__sdq_steal(): the thief's reads of the slot happen before our
          * later writes to it. */
         while (!atomic_load_explicit(&q->slots[i].taken, memory_order_acquire))
-            cpu_relax();
+            herd__cpu_relax();
         /* I4: the slot is ours again; clear the mark so pushes need not.
          * ORDER: relaxed; the next thief of this slot acquires it only after
          * a later release publish. */
@@ -137,5 +133,42 @@ herd__steal_result herd__sdq_steal(herd__sdq *q, herd__taskcopy *out) {
     /* S5. ORDER: release; pairs with the acquire load in herd__sdq_reset():
      * our reads of the slot happen before the owner writes over it. */
     atomic_store_explicit(&q->slots[tail].taken, 1, memory_order_release);
+    return HERD__STEAL_OK;
+}
+
+herd__steal_result herd__sdq_steal_many(herd__sdq *q, uint32_t max, int half, herd__sdq *into,
+                                        herd__taskcopy *out, uint32_t *got) {
+    /* ORDER: acquire; pairs with the release CAS in herd__sdq_publish(). */
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_acquire);
+    uint32_t tail = herd__ts_tail(ts), split = herd__ts_split(ts);
+    if (tail >= split) {
+        /* S4a, as in herd__sdq_steal(). */
+        if (!atomic_load_explicit(&q->split_req, memory_order_relaxed))
+            atomic_store_explicit(&q->split_req, 1, memory_order_relaxed);
+        return HERD__STEAL_EMPTY;
+    }
+    uint32_t avail = split - tail;
+    uint32_t k = half ? (avail + 1) / 2 : (max < avail ? max : avail);
+    if (k < 1)
+        k = 1;
+    if (k > into->cap - into->head)
+        k = into->cap - into->head;
+    /* S4b for k slots: one CAS moves tail past all of them. ORDER: acquire
+     * on success, as in herd__sdq_steal(); the CAS fails if the owner moved
+     * split (it may have taken some of them back) or another thief won. */
+    if (!atomic_compare_exchange_strong_explicit(&q->ts, &ts, herd__ts_make(tail + k, split),
+                                                 memory_order_acquire, memory_order_relaxed))
+        return HERD__STEAL_RETRY;
+    herd__sdq_copy_out(q, tail, out);
+    /* S5 per slot. ORDER: release; pairs with the acquire in herd__sdq_reset(). */
+    atomic_store_explicit(&q->slots[tail].taken, 1, memory_order_release);
+    for (uint32_t i = tail + 1; i < tail + k; i++) {
+        herd__slot *s = &q->slots[i];
+        /* Oldest first: the thief's own pops (newest first) then run the
+         * younger stolen tasks first, and its thieves take the older. */
+        herd__sdq_push(into, s->fn, s->parent, s->kind, herd__sdq_argp(q, s, s->size), s->size);
+        atomic_store_explicit(&s->taken, 1, memory_order_release);
+    }
+    *got = k;
     return HERD__STEAL_OK;
 }

@@ -142,6 +142,14 @@ void herd__sdq_reset(herd__sdq *q, uint32_t new_head);
 /* S4, any thread but the owner: take the oldest public task. */
 herd__steal_result herd__sdq_steal(herd__sdq *q, herd__taskcopy *out);
 
+/* S4 for several slots, any thread but q's owner, which owns `into` (an
+ * empty deque): take the oldest public tasks in one CAS -- half of them
+ * (rounded up) when `half`, else up to max (>= 1). The oldest goes to out,
+ * the others onto `into`'s private part, oldest at the bottom. *got is the
+ * number taken. */
+herd__steal_result herd__sdq_steal_many(herd__sdq *q, uint32_t max, int half, herd__sdq *into,
+                                        herd__taskcopy *out, uint32_t *got);
+
 /* Any thread: a racy estimate of the public tasks (for victim selection). */
 static inline uint32_t herd__sdq_public_size(herd__sdq *q) {
     /* ORDER: relaxed; an estimate only. */

@@ -1,8 +1,10 @@
-/* `ws`: flat work stealing (paper 000 "WS"). The owner works LIFO on its own
- * split deque (core/task.c); a thief picks victims uniformly at random among
- * the other workers and takes the oldest public task (FIFO), or a resumed
- * task waiting in the victim's ready queue. */
-#include "core/runtime.h"
+/* `ws` and `ws-nearest`: flat work stealing (paper 000 "WS"). The owner
+ * works LIFO on its own split deque (core/task.c); a thief takes the oldest
+ * public task (FIFO) or a task waiting in the victim's ready queue. Paper
+ * 000 probed victims two ways, with equivalent results: `ws` picks victims
+ * uniformly at random, `ws-nearest` starts at the nearest worker id and
+ * goes outwards. */
+#include "sched/victims.h"
 
 #include <stdio.h>
 
@@ -11,44 +13,46 @@ static int ws_init(herd__rt *rt) {
     return 0;
 }
 
-static void ws_fini(herd__rt *rt) { (void)rt; }
-
 static int ws_steal(herd__worker *w, herd__work *out) {
-    herd__rt *rt = w->rt;
-    int n = rt->nworkers;
+    int n = w->rt->nworkers;
     for (int attempt = 0; attempt < 2 * n; attempt++) {
         int v = (int)(herd__rand(w) % (uint64_t)(n - 1));
         if (v >= w->id)
             v++;
-        herd__worker *victim = &rt->workers[v];
-        HERD__COUNT(w, steal_attempts);
-        herd__ult *u = herd__readyq_pop(&victim->ready);
-        if (u) {
-            out->ult = u;
+        if (herd__steal_from(w, v, out) == HERD__STEAL_OK)
             return 1;
-        }
-        herd__steal_result r = herd__sdq_steal(&victim->hot.q, &out->task);
-        if (r == HERD__STEAL_OK) {
-            out->ult = NULL;
-            if (herd__sdq_public_size(&victim->hot.q))
-                herd__wake_one(rt); /* W4 */
-            return 1;
-        }
-        if (r == HERD__STEAL_RETRY)
-            HERD__COUNT(w, failed_steals);
     }
     return 0;
 }
 
-static void ws_describe(herd__rt *rt, int worker, char *buf, size_t len) {
+static void ws_describe(const herd__rt *rt, int worker, char *buf, size_t len) {
     (void)worker;
-    snprintf(buf, len, "random, uniform over the other %d workers", rt->nworkers - 1);
+    if (rt->nworkers < 2)
+        snprintf(buf, len, "none (no other worker)");
+    else
+        snprintf(buf, len, "random, uniform over the other %d workers", rt->nworkers - 1);
 }
 
 const herd__sched_ops herd__sched_ws = {
     .name = "ws",
+    .flags = HERD__SCHED_DEQUE | HERD__SCHED_STEALS,
     .init = ws_init,
-    .fini = ws_fini,
+    .fini = herd__sched_no_fini,
     .steal = ws_steal,
     .describe_victims = ws_describe,
+};
+
+static int nearest_init(herd__rt *rt) { return herd__victims_sorted(rt, herd__dist_ids); }
+
+static int nearest_steal(herd__worker *w, herd__work *out) {
+    return herd__steal_in_order(w, 0, out);
+}
+
+const herd__sched_ops herd__sched_ws_nearest = {
+    .name = "ws-nearest",
+    .flags = HERD__SCHED_DEQUE | HERD__SCHED_STEALS,
+    .init = nearest_init,
+    .fini = herd__sched_no_fini,
+    .steal = nearest_steal,
+    .describe_victims = herd__victims_describe,
 };

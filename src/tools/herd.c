@@ -11,6 +11,7 @@
  * the environment as the single channel means there is one parser and one set
  * of error messages for both. */
 #include "core/config.h"
+#include "core/runtime.h"
 #include "herd/herd.h"
 #include "topo/topo.h"
 
@@ -143,38 +144,42 @@ static int parse_flags(int cmd, int argc, char **argv)
 
 /* ------------------------------------------------------------------ topo */
 
-static void print_victims(const herd__settings *s, int nworkers)
+/* The scheduler's view: shepherds, and where each worker looks for work. */
+static void print_scheduler(const herd__rt *rt)
 {
-    printf("scheduler: %s\n", s->sched);
-    if (strcmp(s->sched, "ws") != 0)
-        return;
-    printf("victim order (ws):\n");
-    for (int w = 0; w < nworkers; w++)
-        printf("  worker %d: %s\n", w,
-               nworkers > 1 ? "random (uniform over the other workers)"
-                            : "none (no other worker)");
+    printf("scheduler: %s\n", rt->sched->name);
+    printf("shepherds (%s level): %d\n", herd__topo_level_name(rt->shepherd_level),
+           rt->nshepherds);
+    for (int s = 0; s < rt->nshepherds; s++) {
+        printf("  shepherd %d: workers", s);
+        for (int k = 0; k < rt->shepherds[s].nworkers; k++)
+            printf(" %d", rt->shepherds[s].workers[k]);
+        printf("\n");
+    }
+    printf("victim order (%s; '|' separates classes of equally near victims):\n",
+           rt->sched->name);
+    for (int w = 0; w < rt->nworkers; w++) {
+        char line[1024];
+        rt->sched->describe_victims(rt, w, line, sizeof line);
+        printf("  worker %d: %s\n", w, line);
+    }
 }
 
-static int show_topology(const herd__settings *s)
+static int show_topology(void)
 {
-    herd__topo t;
-    char err[512];
-    if (herd__topo_load(&t, s->topology, err, sizeof err) != 0) {
-        fprintf(stderr, "herd: HERD_TOPOLOGY: %s\n", err);
-        return EXIT_USAGE;
+    herd__rt *rt = calloc(1, sizeof *rt);
+    if (!rt) {
+        fprintf(stderr, "herd: out of memory\n");
+        return 1;
     }
-    int n = s->workers > 0 ? s->workers : t.npus;
-    int *pu = malloc((size_t)n * sizeof *pu);
-    int rc = pu == NULL ? HERD_ENOMEM : herd__topo_place(&t, s->bind, n, pu, err, sizeof err);
+    int rc = herd__rt_build(rt, NULL); /* prints what is wrong */
     if (rc == 0) {
-        herd__topo_print(&t, stdout, s->shepherd, n, pu, s->bind);
-        print_victims(s, n);
-    } else {
-        fprintf(stderr, "herd: %s\n", pu == NULL ? "out of memory" : err);
+        herd__topo_print(&rt->topo, stdout, rt->shepherd_level, rt->nworkers, rt->pu_of_worker,
+                         rt->set.bind);
+        print_scheduler(rt);
     }
-    free(pu);
-    herd__topo_free(&t);
-    return rc == 0 ? 0 : 1;
+    herd__rt_free(rt);
+    return rc == 0 ? 0 : rc == HERD_EINVAL ? EXIT_USAGE : 1;
 }
 
 static int cmd_topo(int argc, char **argv)
@@ -186,10 +191,7 @@ static int cmd_topo(int argc, char **argv)
         usage_error("herd topo takes no argument: '%s'", argv[i]);
         return EXIT_USAGE;
     }
-    herd__settings s;
-    if (herd__settings_resolve(NULL, &s) != 0)
-        return EXIT_USAGE; /* the resolver has said which variable is wrong */
-    return show_topology(&s);
+    return show_topology();
 }
 
 /* ------------------------------------------------------------------- run */

@@ -147,7 +147,7 @@ static void test_defaults(void) {
     CHECK(resolve_with(NULL, NULL, NULL, &s) == 0);
     CHECK(captured[0] == '\0');
     CHECK(s.workers == 0);
-    CHECK(strcmp(s.sched, "ws") == 0);
+    CHECK(strcmp(s.sched, "auto") == 0); /* herd_start resolves it with the topology */
     CHECK(s.bind == HERD__BIND_COMPACT);
     CHECK(s.topology[0] == '\0');
     CHECK(s.shepherd == HERD__LVL_L3);
@@ -156,6 +156,9 @@ static void test_defaults(void) {
     CHECK(s.stats == HERD__STATS_OFF);
     CHECK(s.stats_path[0] == '\0');
     CHECK(s.stack_guard == 1);
+    CHECK(s.spawn == HERD__SPAWN_HELP_FIRST);
+    CHECK(s.steal == HERD__TAKE_DEFAULT);
+    CHECK(s.shepherd_set == 0);
 
     /* A zeroed config is the same as none. */
     herd_config cfg;
@@ -189,25 +192,25 @@ static void test_workers(void) {
     reject_env("HERD_WORKERS", "auto", "not a decimal integer", "accepted", WORKERS_FORMS);
 }
 
+#define SCHED_FORMS "auto, ws, ws-nearest, numa, numa-random, hier, mts, central, lifo, fifo"
+
 static void test_sched(void) {
-    static const char *planned[] = {"fifo", "lifo",        "central", "mts",
-                                    "numa", "numa-random", "hier"};
+    static const char *all[] = {"ws",  "ws-nearest", "numa", "numa-random", "hier",
+                                "mts", "central",    "lifo", "fifo"};
     herd__settings s;
-    if (accept_env("HERD_SCHED", "ws", &s)) CHECK(strcmp(s.sched, "ws") == 0);
-    if (accept_env("HERD_SCHED", "auto", &s)) CHECK(strcmp(s.sched, "ws") == 0);
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (accept_env("HERD_SCHED", all[i], &s)) CHECK(strcmp(s.sched, all[i]) == 0);
+    if (accept_env("HERD_SCHED", "auto", &s)) CHECK(strcmp(s.sched, "auto") == 0);
     /* Names ignore case and are stored in their lower-case spelling. */
     if (accept_env("HERD_SCHED", "WS", &s)) CHECK(strcmp(s.sched, "ws") == 0);
-    if (accept_env("HERD_SCHED", "Auto", &s)) CHECK(strcmp(s.sched, "ws") == 0);
-    for (size_t i = 0; i < sizeof planned / sizeof planned[0]; i++)
-        reject_env("HERD_SCHED", planned[i], "scheduler not available in this build", "available",
-                   "ws, auto");
+    if (accept_env("HERD_SCHED", "Numa-Random", &s)) CHECK(strcmp(s.sched, "numa-random") == 0);
     /* The exact line, once, as the documentation shows it. */
-    CHECK(resolve_with(NULL, "HERD_SCHED", "mts", &s) == HERD_EINVAL);
-    CHECK(strcmp(captured, "herd: HERD_SCHED=mts: scheduler not available in this build; "
-                           "available: ws, auto\n") == 0);
-    reject_env("HERD_SCHED", "steal", "unknown scheduler", "accepted", "ws, auto");
-    reject_env("HERD_SCHED", "ws ", "unknown scheduler", "accepted", "ws, auto");
-    reject_env("HERD_SCHED", "", "empty value", "accepted", "ws, auto");
+    CHECK(resolve_with(NULL, "HERD_SCHED", "mst", &s) == HERD_EINVAL);
+    CHECK(strcmp(captured, "herd: HERD_SCHED=mst: unknown scheduler; accepted: " SCHED_FORMS
+                           "\n") == 0);
+    reject_env("HERD_SCHED", "steal", "unknown scheduler", "accepted", SCHED_FORMS);
+    reject_env("HERD_SCHED", "ws ", "unknown scheduler", "accepted", SCHED_FORMS);
+    reject_env("HERD_SCHED", "", "empty value", "accepted", SCHED_FORMS);
 }
 
 static void test_bind(void) {
@@ -255,7 +258,8 @@ static void test_shepherd(void) {
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
         if (accept_env("HERD_SHEPHERD", levels[i].name, &s))
             CHECK_MSG(s.shepherd == levels[i].level, "HERD_SHEPHERD=%s", levels[i].name);
-    if (accept_env("HERD_SHEPHERD", "L3", &s)) CHECK(s.shepherd == HERD__LVL_L3);
+    if (accept_env("HERD_SHEPHERD", "L3", &s))
+        CHECK(s.shepherd == HERD__LVL_L3 && s.shepherd_set == 1);
     const char *forms = "pu, core, l2, l3, numa, package, machine";
     reject_env("HERD_SHEPHERD", "l4", "unknown level", "accepted", forms);
     reject_env("HERD_SHEPHERD", "socket", "unknown level", "accepted", forms);
@@ -319,20 +323,37 @@ static void test_idle(void) {
     reject_env("HERD_IDLE", "", "empty value", "accepted", forms);
 }
 
-/* HERD_SPAWN / HERD_STEAL: the forms ws has today pass; DESIGN.md's others
- * are refused as not available (never ignored); nonsense is unknown. */
+/* HERD_SPAWN / HERD_STEAL: every form parses here; whether the scheduler
+ * has the notion is herd_start's check (tests/unit/test_sched.c). */
+#define STEAL_FORMS "one, half, chunk:N (N from 1 to 65536)"
+
 static void test_spawn_steal(void) {
     herd__settings s;
-    accept_env("HERD_SPAWN", "help-first", &s);
-    reject_env("HERD_SPAWN", "work-first", "spawn policy not available in this build", "available",
-               "help-first");
-    reject_env("HERD_SPAWN", "eager", "unknown spawn policy", "accepted", "help-first");
-    accept_env("HERD_STEAL", "one", &s);
-    reject_env("HERD_STEAL", "half", "steal amount not available in this build", "available",
-               "one");
-    reject_env("HERD_STEAL", "chunk:4", "steal amount not available in this build", "available",
-               "one");
-    reject_env("HERD_STEAL", "all", "unknown steal amount", "accepted", "one");
+    if (accept_env("HERD_SPAWN", "help-first", &s)) CHECK(s.spawn == HERD__SPAWN_HELP_FIRST);
+    if (accept_env("HERD_SPAWN", "Work-First", &s)) CHECK(s.spawn == HERD__SPAWN_WORK_FIRST);
+    reject_env("HERD_SPAWN", "eager", "unknown spawn policy", "accepted", "help-first, work-first");
+    reject_env("HERD_SPAWN", "", "empty value", "accepted", "help-first, work-first");
+    if (accept_env("HERD_STEAL", "one", &s)) CHECK(s.steal == HERD__TAKE_ONE);
+    if (accept_env("HERD_STEAL", "HALF", &s)) CHECK(s.steal == HERD__TAKE_HALF);
+    if (accept_env("HERD_STEAL", "chunk:4", &s))
+        CHECK(s.steal == HERD__TAKE_CHUNK && s.steal_chunk == 4);
+    if (accept_env("HERD_STEAL", "chunk:65536", &s)) CHECK(s.steal_chunk == 65536);
+    reject_env("HERD_STEAL", "chunk:0", "out of range", "accepted", STEAL_FORMS);
+    reject_env("HERD_STEAL", "chunk:65537", "out of range", "accepted", STEAL_FORMS);
+    reject_env("HERD_STEAL", "chunk:", "empty value", "accepted", STEAL_FORMS);
+    reject_env("HERD_STEAL", "chunk:4x", "trailing", "accepted", STEAL_FORMS);
+    reject_env("HERD_STEAL", "all", "unknown steal amount", "accepted", STEAL_FORMS);
+    reject_env("HERD_STEAL", "", "empty value", "accepted", STEAL_FORMS);
+    /* The config fields win over the variables. */
+    herd_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.spawn = "work-first";
+    cfg.steal = "half";
+    CHECK(resolve_with(&cfg, "HERD_STEAL", "one", &s) == 0);
+    CHECK(s.spawn == HERD__SPAWN_WORK_FIRST && s.steal == HERD__TAKE_HALF);
+    cfg.steal = "twice";
+    reject(&cfg, NULL, NULL, "config.steal", "twice", "unknown steal amount", "accepted",
+           STEAL_FORMS);
 }
 
 static void test_stats(void) {
@@ -394,7 +415,7 @@ static void test_config_wins(void) {
 
     cfg = zero_config();
     cfg.sched = "auto";
-    CHECK(resolve_with(&cfg, "HERD_SCHED", "mts", &s) == 0 && strcmp(s.sched, "ws") == 0);
+    CHECK(resolve_with(&cfg, "HERD_SCHED", "mts", &s) == 0 && strcmp(s.sched, "auto") == 0);
 
     cfg = zero_config();
     cfg.bind = "scatter";
@@ -444,11 +465,10 @@ static void test_config_errors(void) {
     reject(&cfg, NULL, NULL, "config.workers", "5000", "out of range", "accepted", WORKERS_FORMS);
 
     cfg = zero_config();
-    cfg.sched = "mts";
-    reject(&cfg, NULL, NULL, "config.sched", "mts", "scheduler not available in this build",
-           "available", "ws, auto");
+    cfg.sched = "mst";
+    reject(&cfg, NULL, NULL, "config.sched", "mst", "unknown scheduler", "accepted", SCHED_FORMS);
     cfg.sched = "";
-    reject(&cfg, NULL, NULL, "config.sched", "\"\"", "empty value", "accepted", "ws, auto");
+    reject(&cfg, NULL, NULL, "config.sched", "\"\"", "empty value", "accepted", SCHED_FORMS);
 
     cfg = zero_config();
     cfg.bind = "diagonal";
@@ -514,7 +534,7 @@ static void test_unknown_variables(void) {
     CHECK(strcmp(captured, "herd: HERD_TRACE is not implemented yet; ignored\n") == 0);
 
     /* An unknown name is rejected even when every field comes from cfg. */
-    herd_config cfg = {4, "ws", "none", "pack:1 pu:2", "pu", 65536, "spin", "1", 1};
+    herd_config cfg = {4, "ws", "none", "pack:1 pu:2", "pu", 65536, "spin", "1", 1, NULL, NULL};
     CHECK(resolve_with(&cfg, "HERD_WORKER", "4", &s) == HERD_EINVAL);
     CHECK(strstr(captured, "(did you mean HERD_WORKERS?)") != NULL);
     CHECK(resolve_with(&cfg, NULL, NULL, &s) == 0);

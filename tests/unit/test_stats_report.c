@@ -203,6 +203,11 @@ static herd_worker_stats sample(int i) {
     w.executed = 900 * k;
     w.inlined = 500 * k;
     w.steals = 40 * k;
+    w.steals_local = 30 * k;
+    w.steals_remote = 10 * k;
+    w.stolen_tasks = 80 * k;
+    w.max_chunk = 5 + k; /* 6, 7, 8: the total row shows the largest */
+    w.shepherd = i / 2;
     w.steal_attempts = 123456 * k;
     w.failed_steals = 7 * k;
     w.blocks = 3 * k;
@@ -224,6 +229,9 @@ static herd__settings sample_settings(void) {
     s.idle = HERD__IDLE_ADAPTIVE;
     s.stats = HERD__STATS_OFF;
     s.stack_guard = 1;
+    s.spawn = HERD__SPAWN_HELP_FIRST;
+    s.steal = HERD__TAKE_CHUNK;
+    s.steal_chunk = 12;
     return s;
 }
 
@@ -245,9 +253,10 @@ static void test_table(void) {
     herd__stats_print_table(f, w, N);
     slurp(f);
 
-    static const char *headers[] = {"worker", "spawned",  "executed", "inlined",
-                                    "steals", "attempts", "failed",   "blocks",
-                                    "stacks", "busy ms",  "idle ms"};
+    static const char *headers[] = {"worker", "shep",    "spawned", "executed", "inlined",
+                                    "steals", "local",   "remote",  "moved",    "chunk",
+                                    "attempts", "failed", "blocks", "stacks",   "busy ms",
+                                    "idle ms"};
     for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
         CHECK(strstr(text, headers[i]) != NULL);
     CHECK(strncmp(text, "worker", 6) == 0);
@@ -274,6 +283,9 @@ static void test_table(void) {
         CHECK(strstr(total, " 6000 ") != NULL);
         CHECK(strstr(total, " 5400 ") != NULL);
         CHECK(strstr(total, " 740736 ") != NULL);
+        CHECK(strstr(total, " 180 ") != NULL && strstr(total, " 60 ") != NULL); /* local, remote */
+        CHECK(strstr(total, " 480 ") != NULL); /* moved */
+        CHECK(strstr(total, " 8 ") != NULL);   /* the largest chunk, not a sum */
         CHECK(strstr(total, " 9.0 ") != NULL);
         CHECK(strstr(total, " 1.5\n") != NULL); /* idle: 0.25+0.5+0.75 ms */
     }
@@ -303,9 +315,12 @@ static void test_json(void) {
     CHECK(strstr(text,
                  "\"settings\": {\"workers\": 3, \"sched\": \"ws\", \"bind\": \"scatter\", "
                  "\"topology\": \"pack:2 core:4 pu:1\", \"shepherd\": \"l3\", "
-                 "\"stack_size\": 131072, \"idle\": \"adaptive\", \"stack_guard\": true}") != NULL);
+                 "\"stack_size\": 131072, \"idle\": \"adaptive\", \"stack_guard\": true, "
+                 "\"spawn\": \"help-first\", \"steal\": \"chunk:12\"}") != NULL);
     CHECK(count_of(text, "{\"worker\": ") == N);
-    CHECK(strstr(text, "{\"worker\": 2, \"spawned\": 3000,") != NULL);
+    CHECK(strstr(text, "{\"worker\": 2, \"shepherd\": 1, \"spawned\": 3000,") != NULL);
+    CHECK(strstr(text, "\"steals\": 120, \"steals_local\": 90, \"steals_remote\": 30, "
+                       "\"stolen_tasks\": 240, \"max_chunk\": 8,") != NULL);
     const char *total = strstr(text, "\"total\": {");
     CHECK(total != NULL);
     if (total) {

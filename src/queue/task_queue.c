@@ -1,0 +1,92 @@
+/* Locked double-ended pointer queue (see task_queue.h). */
+#include "queue/task_queue.h"
+
+#include "herd/herd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void herd__tq_init(herd__tq *q) {
+    memset(q, 0, sizeof *q);
+    atomic_init(&q->size, 0);
+}
+
+void herd__tq_fini(herd__tq *q) {
+    free(q->ring);
+    q->ring = NULL;
+    q->cap = q->count = q->first = 0;
+}
+
+/* Double the ring, unrolling it so the front lands at index 0. Lock held. */
+static int grow(herd__tq *q) {
+    uint32_t cap = q->cap ? q->cap * 2 : 64;
+    void **ring = malloc((size_t)cap * sizeof *ring);
+    if (!ring)
+        return HERD_ENOMEM;
+    for (uint32_t i = 0; i < q->count; i++)
+        ring[i] = q->ring[(q->first + i) & (q->cap - 1)];
+    free(q->ring);
+    q->ring = ring;
+    q->cap = cap;
+    q->first = 0;
+    return 0;
+}
+
+static void set_count(herd__tq *q, uint32_t n) {
+    q->count = n;
+    /* ORDER: relaxed; a hint for probes. The lock's release orders the item
+     * itself; the sleep protocol orders this against a sleeper's recheck. */
+    atomic_store_explicit(&q->size, n, memory_order_relaxed);
+}
+
+int herd__tq_push(herd__tq *q, void *item, int at_front) {
+    herd__spin_lock(&q->lock);
+    if (q->count == q->cap && grow(q) != 0) {
+        herd__spin_unlock(&q->lock);
+        return HERD_ENOMEM;
+    }
+    uint32_t mask = q->cap - 1;
+    if (at_front) {
+        q->first = (q->first - 1) & mask;
+        q->ring[q->first] = item;
+    } else {
+        q->ring[(q->first + q->count) & mask] = item;
+    }
+    set_count(q, q->count + 1);
+    herd__spin_unlock(&q->lock);
+    return 0;
+}
+
+void *herd__tq_pop(herd__tq *q, int from_front) {
+    if (herd__tq_size(q) == 0)
+        return NULL;
+    void *item = NULL;
+    herd__spin_lock(&q->lock);
+    if (q->count) {
+        uint32_t mask = q->cap - 1;
+        if (from_front) {
+            item = q->ring[q->first];
+            q->first = (q->first + 1) & mask;
+        } else {
+            item = q->ring[(q->first + q->count - 1) & mask];
+        }
+        set_count(q, q->count - 1);
+    }
+    herd__spin_unlock(&q->lock);
+    return item;
+}
+
+uint32_t herd__tq_take_front(herd__tq *q, void **out, uint32_t max) {
+    if (herd__tq_size(q) == 0 || max == 0)
+        return 0;
+    herd__spin_lock(&q->lock);
+    uint32_t n = q->count < max ? q->count : max;
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = q->ring[(q->first + i) & (q->cap - 1)];
+    if (n) {
+        q->first = (q->first + n) & (q->cap - 1);
+        set_count(q, q->count - n);
+    }
+    herd__spin_unlock(&q->lock);
+    return n;
+}

@@ -1,0 +1,38 @@
+/* A locked double-ended queue of pointers: the shared queues of the queue
+ * schedulers (a shepherd's queue, the central queue) and the per-shepherd
+ * placement queues. Any thread may use any end; one spin lock guards the
+ * ring, which doubles when full. `size` mirrors the count for lock-free
+ * emptiness probes: a probe that sees 0 may miss a concurrent push, which
+ * the sleep protocol's recheck covers (docs/design/tasks.md, W2/W3). */
+#ifndef HERD_TASK_QUEUE_H
+#define HERD_TASK_QUEUE_H
+
+#include "arch/spin.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct herd__tq {
+    herd__spin lock;
+    void **ring;
+    uint32_t cap;   /* a power of two, or 0 before the first push */
+    uint32_t first; /* index of the front item */
+    uint32_t count;
+    _Atomic uint32_t size; /* ORDER: relaxed; == count, readable without the lock */
+} __attribute__((aligned(64))) herd__tq;
+
+void herd__tq_init(herd__tq *q);
+void herd__tq_fini(herd__tq *q);
+/* Add item at the front or the back. Returns 0 or HERD_ENOMEM. */
+int herd__tq_push(herd__tq *q, void *item, int at_front);
+/* Remove the item at the front or the back; NULL when empty. */
+void *herd__tq_pop(herd__tq *q, int from_front);
+/* Remove up to max items from the front, oldest first, into out.
+ * Returns how many; 0 when empty. */
+uint32_t herd__tq_take_front(herd__tq *q, void **out, uint32_t max);
+/* Lock-free emptiness hint (see the file comment). */
+static inline uint32_t herd__tq_size(herd__tq *q) {
+    return atomic_load_explicit(&q->size, memory_order_relaxed);
+}
+
+#endif

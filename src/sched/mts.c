@@ -1,0 +1,222 @@
+/* `mts`: multithreaded shepherds (paper 000 §3.2, "MTS"). One shepherd per
+ * chip by default (HERD_SHEPHERD's level, L3); the workers of a shepherd
+ * share one LIFO queue, which keeps them close to serial order on the cache
+ * they share. When a shepherd's queue runs dry, only the first of its
+ * workers to notice steals (a flag taken by CAS), and it steals in bulk
+ * from the old end of another shepherd's queue, nearest shepherd first:
+ * enough tasks for the whole shepherd (by default one per worker;
+ * HERD_STEAL=one, half or chunk:N to tune). It keeps one and puts the rest
+ * on its own shepherd's queue; the other workers of the shepherd, which
+ * found the flag taken, spin in the idle loop until the stolen work
+ * appears. Stealing is only between shepherds; within a shepherd the
+ * workers share the queue, and take each other's resumed tasks. */
+#include "sched/victims.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct mts_shepherd {
+    herd__tq q;
+    _Atomic int stealing; /* 1 while one of the shepherd's workers steals */
+    int *order;           /* other shepherds, nearest first */
+} mts_shepherd;
+
+static mts_shepherd *shep_of(const herd__rt *rt, int s) {
+    return &((mts_shepherd *)rt->sched_data)[s];
+}
+
+/* Distance between two shepherds: between their first workers' PUs. */
+static int shep_distance(const herd__rt *rt, int a, int b) {
+    return herd__dist_topology(rt, rt->shepherds[a].workers[0], rt->shepherds[b].workers[0]);
+}
+
+static void mts_fini(herd__rt *rt) {
+    for (int s = 0; s < rt->nshepherds; s++) {
+        HERD_ASSERT(herd__tq_size(&shep_of(rt, s)->q) == 0);
+        herd__tq_fini(&shep_of(rt, s)->q);
+        free(shep_of(rt, s)->order);
+    }
+    free(rt->sched_data);
+    rt->sched_data = NULL;
+}
+
+static int mts_init(herd__rt *rt) {
+    int n = rt->nshepherds;
+    size_t bytes = ((size_t)n * sizeof(mts_shepherd) + 63) / 64 * 64;
+    rt->sched_data = aligned_alloc(64, bytes);
+    if (!rt->sched_data)
+        return HERD_ENOMEM;
+    for (int s = 0; s < n; s++) {
+        mts_shepherd *sh = shep_of(rt, s);
+        herd__tq_init(&sh->q);
+        atomic_init(&sh->stealing, 0);
+        sh->order = malloc((size_t)(n > 1 ? n - 1 : 1) * sizeof(int));
+    }
+    for (int s = 0; s < n; s++) {
+        int *order = shep_of(rt, s)->order, k = 0;
+        if (!order) {
+            mts_fini(rt);
+            return HERD_ENOMEM;
+        }
+        /* Insertion sort by (distance, index). */
+        for (int v = 0; v < n; v++) {
+            if (v == s)
+                continue;
+            int j = k++;
+            while (j > 0 && shep_distance(rt, s, order[j - 1]) > shep_distance(rt, s, v)) {
+                order[j] = order[j - 1];
+                j--;
+            }
+            order[j] = v;
+        }
+    }
+    return 0;
+}
+
+static int mts_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind, const void *arg,
+                    size_t size) {
+    herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
+    if (!t)
+        return HERD_ENOMEM;
+    if (herd__tq_push(&shep_of(w->rt, w->shepherd)->q, t, 0) != 0) {
+        free(t);
+        return HERD_ENOMEM;
+    }
+    herd__wake_one(w->rt); /* W3: a shepherd-mate takes it, or another shepherd steals it */
+    return 0;
+}
+
+static int mts_take(herd__worker *w, herd__work *out) {
+    herd__qtask *t = herd__tq_pop(&shep_of(w->rt, w->shepherd)->q, 0);
+    if (!t)
+        return 0;
+    herd__qtask_take(t, out);
+    return 1;
+}
+
+/* How many tasks one steal moves for a shepherd of n workers. */
+static uint32_t chunk_for(const herd__settings *set, int n, uint32_t victim_size) {
+    switch (set->steal) {
+    case HERD__TAKE_ONE: return 1;
+    case HERD__TAKE_CHUNK: return (uint32_t)set->steal_chunk;
+    case HERD__TAKE_HALF: return (victim_size + 1) / 2;
+    default: return (uint32_t)n;
+    }
+}
+
+#define MTS_BATCH 256 /* tasks moved per lock acquisition */
+
+/* Move up to want tasks from the front (oldest) of victim shepherd v's
+ * queue: the oldest into out, the rest onto the back of our queue. */
+static uint32_t steal_chunk(herd__worker *w, int v, uint32_t want, herd__work *out) {
+    herd__tq *mine = &shep_of(w->rt, w->shepherd)->q, *theirs = &shep_of(w->rt, v)->q;
+    void *batch[MTS_BATCH];
+    uint32_t got = 0;
+    while (got < want) {
+        uint32_t ask = want - got < MTS_BATCH ? want - got : MTS_BATCH;
+        uint32_t n = herd__tq_take_front(theirs, batch, ask);
+        if (n == 0)
+            break;
+        uint32_t i = 0;
+        if (got == 0)
+            herd__qtask_take(batch[i++], out);
+        for (; i < n; i++) {
+            if (herd__tq_push(mine, batch[i], 0) != 0) {
+                /* Out of memory for the ring: give the rest back, in order. */
+                for (uint32_t j = n; j-- > i;)
+                    while (herd__tq_push(theirs, batch[j], 1) != 0)
+                        herd__cpu_relax();
+                return got + i;
+            }
+        }
+        got += n;
+    }
+    return got;
+}
+
+static int mts_steal(herd__worker *w, herd__work *out) {
+    herd__rt *rt = w->rt;
+    herd__shepherd *home = &rt->shepherds[w->shepherd];
+    /* Within the shepherd: resumed tasks of its other workers. */
+    for (int k = 0; k < home->nworkers; k++) {
+        int v = home->workers[k];
+        if (v == w->id)
+            continue;
+        herd__ult *u = herd__readyq_pop_back(&rt->workers[v].ready);
+        if (u) {
+            HERD__COUNT(w, steal_attempts);
+            out->ult = u;
+            out->victim = v;
+            out->victim_shepherd = w->shepherd;
+            out->ntasks = 1;
+            return 1;
+        }
+    }
+    mts_shepherd *sh = shep_of(rt, w->shepherd);
+    int expect = 0;
+    /* One thief per shepherd. ORDER: acquire/release on the flag only
+     * serialise the thieves; the tasks travel through the queues' locks. */
+    if (atomic_load_explicit(&sh->stealing, memory_order_relaxed) ||
+        !atomic_compare_exchange_strong_explicit(&sh->stealing, &expect, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return 0;
+    int found = 0;
+    for (int k = 0; k < rt->nshepherds - 1 && !found; k++) {
+        int v = sh->order[k];
+        uint32_t size = herd__tq_size(&shep_of(rt, v)->q);
+        if (size == 0)
+            continue;
+        HERD__COUNT(w, steal_attempts);
+        uint32_t got = steal_chunk(w, v, chunk_for(&rt->set, home->nworkers, size), out);
+        if (got == 0) {
+            HERD__COUNT(w, failed_steals); /* the probe saw work, the lock found none */
+            continue;
+        }
+        out->victim = -1;
+        out->victim_shepherd = v;
+        out->ntasks = got;
+        found = 1;
+        if (got > 1)
+            herd__wake_for_shepherd(rt, w->shepherd); /* W3 for the shepherd-mates */
+    }
+    atomic_store_explicit(&sh->stealing, 0, memory_order_release);
+    return found;
+}
+
+static int mts_has_work(herd__worker *w) {
+    for (int s = 0; s < w->rt->nshepherds; s++)
+        if (herd__tq_size(&shep_of(w->rt, s)->q))
+            return 1;
+    return 0;
+}
+
+static void mts_describe(const herd__rt *rt, int worker, char *buf, size_t len) {
+    int s = rt->workers[worker].shepherd;
+    size_t o = 0;
+    int n = snprintf(buf, len, "shares shepherd %d's queue; steals for it from shepherds", s);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    o = (size_t)n;
+    if (rt->nshepherds == 1) {
+        snprintf(buf + o, len - o, " (none: one shepherd)");
+        return;
+    }
+    for (int k = 0; k < rt->nshepherds - 1; k++) {
+        n = snprintf(buf + o, len - o, " %d", shep_of(rt, s)->order[k]);
+        if (n < 0 || (size_t)n >= len - o)
+            return;
+        o += (size_t)n;
+    }
+}
+
+const herd__sched_ops herd__sched_mts = {
+    .name = "mts",
+    .flags = HERD__SCHED_STEALS,
+    .init = mts_init,
+    .fini = mts_fini,
+    .push = mts_push,
+    .take = mts_take,
+    .steal = mts_steal,
+    .has_work = mts_has_work,
+    .describe_victims = mts_describe,
+};

@@ -1,0 +1,170 @@
+/* The shared-queue schedulers of paper 000: `fifo` ("Q"), `lifo` ("L") and
+ * `central` ("CQ"). Tasks never go to a worker's own deque: herd_spawn's
+ * inline path is closed (runtime.c) and every spawn lands here.
+ *
+ *  fifo, lifo  one queue per shepherd (by default one shepherd per core,
+ *              as in the paper; HERD_SHEPHERD changes the level). A new
+ *              task goes to the next shepherd round robin; a worker takes
+ *              from its own shepherd's queue only, oldest first (fifo) or
+ *              newest first (lifo). No stealing: load balance comes from
+ *              the round-robin placement alone.
+ *  central     one LIFO queue for all workers. Tasks suspended and resumed
+ *              on a busy worker may also be taken by any idle one.
+ *
+ * A task queued for another shepherd may find that shepherd's workers
+ * asleep, and only they may take it: such pushes wake every sleeper
+ * (herd__wake_for_shepherd). */
+#include "sched/victims.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct queues {
+    int nqueues;
+    int take_front; /* fifo */
+    herd__tq q[];
+} queues;
+
+static queues *data_of(const herd__rt *rt) { return (queues *)rt->sched_data; }
+
+static int queues_init(herd__rt *rt, int nqueues, int take_front) {
+    queues *d = aligned_alloc(64, (sizeof(queues) + (size_t)nqueues * sizeof(herd__tq) + 63) /
+                                      64 * 64);
+    if (!d)
+        return HERD_ENOMEM;
+    d->nqueues = nqueues;
+    d->take_front = take_front;
+    for (int i = 0; i < nqueues; i++)
+        herd__tq_init(&d->q[i]);
+    rt->sched_data = d;
+    return 0;
+}
+
+static void queues_fini(herd__rt *rt) {
+    queues *d = data_of(rt);
+    for (int i = 0; i < d->nqueues; i++) {
+        /* herd_stop runs after every run finished: the queues are empty. */
+        HERD_ASSERT(herd__tq_size(&d->q[i]) == 0);
+        herd__tq_fini(&d->q[i]);
+    }
+    free(d);
+    rt->sched_data = NULL;
+}
+
+/* The queue worker w takes from. */
+static herd__tq *own_queue(herd__worker *w) {
+    queues *d = data_of(w->rt);
+    return &d->q[d->nqueues == 1 ? 0 : w->shepherd];
+}
+
+static int push_at(herd__worker *w, int qi, herd_fn fn, void *parent, uint16_t kind,
+                   const void *arg, size_t size) {
+    herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
+    if (!t)
+        return HERD_ENOMEM;
+    if (herd__tq_push(&data_of(w->rt)->q[qi], t, 0) != 0) {
+        free(t);
+        return HERD_ENOMEM;
+    }
+    return 0;
+}
+
+static int queues_take(herd__worker *w, herd__work *out) {
+    herd__qtask *t = herd__tq_pop(own_queue(w), data_of(w->rt)->take_front);
+    if (!t)
+        return 0;
+    herd__qtask_take(t, out);
+    return 1;
+}
+
+static int queues_has_work(herd__worker *w) { return herd__tq_size(own_queue(w)) != 0; }
+
+/* ---------------------------------------------------------- fifo, lifo */
+
+static int per_shepherd_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
+                             const void *arg, size_t size) {
+    int s = (int)(w->rr++ % (unsigned)w->rt->nshepherds);
+    int rc = push_at(w, s, fn, parent, kind, arg, size);
+    if (rc == 0)
+        herd__wake_for_shepherd(w->rt, s); /* W3 */
+    return rc;
+}
+
+static int fifo_init(herd__rt *rt) { return queues_init(rt, rt->nshepherds, 1); }
+static int lifo_init(herd__rt *rt) { return queues_init(rt, rt->nshepherds, 0); }
+
+static void no_victims(const herd__rt *rt, int worker, char *buf, size_t len) {
+    (void)rt;
+    (void)worker;
+    snprintf(buf, len, "none (no stealing; new tasks go round robin over the shepherds)");
+}
+
+const herd__sched_ops herd__sched_fifo = {
+    .name = "fifo",
+    .shepherd_level = HERD__LVL_CORE,
+    .init = fifo_init,
+    .fini = queues_fini,
+    .push = per_shepherd_push,
+    .take = queues_take,
+    .has_work = queues_has_work,
+    .describe_victims = no_victims,
+};
+
+const herd__sched_ops herd__sched_lifo = {
+    .name = "lifo",
+    .shepherd_level = HERD__LVL_CORE,
+    .init = lifo_init,
+    .fini = queues_fini,
+    .push = per_shepherd_push,
+    .take = queues_take,
+    .has_work = queues_has_work,
+    .describe_victims = no_victims,
+};
+
+/* ------------------------------------------------------------- central */
+
+static int central_init(herd__rt *rt) { return queues_init(rt, 1, 0); }
+
+static int central_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
+                        const void *arg, size_t size) {
+    int rc = push_at(w, 0, fn, parent, kind, arg, size);
+    if (rc == 0)
+        herd__wake_one(w->rt); /* W3: any worker may take it */
+    return rc;
+}
+
+/* Resumed tasks waiting on another worker's ready queue. */
+static int central_steal(herd__worker *w, herd__work *out) {
+    herd__rt *rt = w->rt;
+    for (int k = 1; k < rt->nworkers; k++) {
+        int v = (w->id + k) % rt->nworkers;
+        herd__worker *victim = &rt->workers[v];
+        herd__ult *u = herd__readyq_pop_back(&victim->ready);
+        if (u) {
+            HERD__COUNT(w, steal_attempts);
+            out->ult = u;
+            out->victim = v;
+            out->victim_shepherd = victim->shepherd;
+            out->ntasks = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void central_describe(const herd__rt *rt, int worker, char *buf, size_t len) {
+    (void)rt;
+    (void)worker;
+    snprintf(buf, len, "one shared queue; resumed tasks from the next worker ids on");
+}
+
+const herd__sched_ops herd__sched_central = {
+    .name = "central",
+    .init = central_init,
+    .fini = queues_fini,
+    .push = central_push,
+    .take = queues_take,
+    .steal = central_steal,
+    .has_work = queues_has_work,
+    .describe_victims = central_describe,
+};

@@ -1,0 +1,133 @@
+/* Victim orders and the steal attempt shared by ws, numa, numa-random and
+ * hier (see victims.h). */
+#include "sched/victims.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int herd__dist_topology(const herd__rt *rt, int a, int b) {
+    return herd__topo_distance(&rt->topo, rt->pu_of_worker[a], rt->pu_of_worker[b]);
+}
+
+int herd__dist_ids(const herd__rt *rt, int a, int b) {
+    int d = abs(a - b);
+    return d < rt->nworkers - d ? d : rt->nworkers - d;
+}
+
+int herd__victims_alloc(herd__worker *w, int n) {
+    w->order = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    w->class_end = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    w->norder = w->nclasses = 0;
+    return w->order && w->class_end ? 0 : HERD_ENOMEM;
+}
+
+void herd__sched_no_fini(herd__rt *rt) { (void)rt; }
+
+void herd__victims_add(herd__worker *w, int victim) { w->order[w->norder++] = victim; }
+
+void herd__victims_close(herd__worker *w) {
+    int start = w->nclasses ? w->class_end[w->nclasses - 1] : 0;
+    if (w->norder > start)
+        w->class_end[w->nclasses++] = w->norder;
+}
+
+int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist) {
+    int n = rt->nworkers;
+    int *d = malloc((size_t)n * sizeof(int));
+    if (!d)
+        return HERD_ENOMEM;
+    for (int i = 0; i < n; i++) {
+        herd__worker *w = &rt->workers[i];
+        if (herd__victims_alloc(w, n - 1) != 0) {
+            free(d);
+            return HERD_ENOMEM;
+        }
+        for (int v = 0; v < n; v++)
+            d[v] = dist(rt, i, v);
+        /* Insertion sort by (distance, id): n is at most a few thousand and
+         * this runs once. */
+        for (int v = 0; v < n; v++) {
+            if (v == i)
+                continue;
+            int k = w->norder++;
+            while (k > 0 && d[w->order[k - 1]] > d[v]) {
+                w->order[k] = w->order[k - 1];
+                k--;
+            }
+            w->order[k] = v;
+        }
+        for (int k = 0; k < w->norder; k++)
+            if (k + 1 == w->norder || d[w->order[k + 1]] != d[w->order[k]])
+                w->class_end[w->nclasses++] = k + 1;
+    }
+    free(d);
+    return 0;
+}
+
+herd__steal_result herd__steal_from(herd__worker *w, int v, herd__work *out) {
+    herd__rt *rt = w->rt;
+    herd__worker *victim = &rt->workers[v];
+    HERD__COUNT(w, steal_attempts);
+    out->victim = v;
+    out->victim_shepherd = victim->shepherd;
+    out->ntasks = 1;
+    /* The back of a ready queue: the oldest work-first continuation, or the
+     * most recently resumed task. */
+    herd__ult *u = herd__readyq_pop_back(&victim->ready);
+    if (u) {
+        out->ult = u;
+        return HERD__STEAL_OK;
+    }
+    herd__steal_result r;
+    herd__steal_amount amount = rt->set.steal;
+    if (amount == HERD__TAKE_HALF || amount == HERD__TAKE_CHUNK)
+        r = herd__sdq_steal_many(&victim->hot.q, (uint32_t)rt->set.steal_chunk,
+                                 amount == HERD__TAKE_HALF, &w->hot.q, &out->task, &out->ntasks);
+    else
+        r = herd__sdq_steal(&victim->hot.q, &out->task);
+    if (r == HERD__STEAL_OK) {
+        out->ult = NULL;
+        if (herd__sdq_public_size(&victim->hot.q))
+            herd__wake_one(rt); /* W4 */
+    } else if (r == HERD__STEAL_RETRY) {
+        HERD__COUNT(w, failed_steals);
+    }
+    return r;
+}
+
+int herd__steal_in_order(herd__worker *w, int random_in_class, herd__work *out) {
+    int start = 0;
+    for (int c = 0; c < w->nclasses; c++) {
+        int end = w->class_end[c], size = end - start;
+        int first = random_in_class ? (int)(herd__rand(w) % (uint64_t)size) : 0;
+        for (int k = 0; k < size; k++) {
+            int v = w->order[start + (first + k) % size];
+            if (herd__steal_from(w, v, out) == HERD__STEAL_OK)
+                return 1;
+        }
+        start = end;
+    }
+    return 0;
+}
+
+void herd__victims_describe(const herd__rt *rt, int worker, char *buf, size_t len) {
+    const herd__worker *w = &rt->workers[worker];
+    size_t o = 0;
+    if (w->norder == 0) {
+        snprintf(buf, len, "none (no other worker)");
+        return;
+    }
+    buf[0] = '\0';
+    for (int c = 0, k = 0; c < w->nclasses; c++) {
+        for (; k < w->class_end[c]; k++) {
+            const char *sep = k == 0 ? "" : (c > 0 && k == w->class_end[c - 1]) ? " | " : " ";
+            int n = snprintf(buf + o, len - o, "%s%d", sep, w->order[k]);
+            if (n < 0 || (size_t)n + 5 >= len - o) {
+                snprintf(buf + o, len - o, " ...");
+                return;
+            }
+            o += (size_t)n;
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/* What the stealing schedulers share: the victim orders they precompute at
+ * start-up (one array per worker, grouped in classes of equally near
+ * victims), and one steal attempt on one victim. */
+#ifndef HERD_SCHED_VICTIMS_H
+#define HERD_SCHED_VICTIMS_H
+
+#include "core/runtime.h"
+
+/* Distance between workers a and b as a victim order sees it. */
+typedef int (*herd__victim_dist)(const herd__rt *rt, int a, int b);
+
+/* Topology distance between the PUs of two workers (herd__topo_distance). */
+int herd__dist_topology(const herd__rt *rt, int a, int b);
+/* Distance between worker ids on a ring (paper 000's "nearest id"). */
+int herd__dist_ids(const herd__rt *rt, int a, int b);
+
+/* Give every worker its victims sorted by (dist, id), one class per
+ * distance. Returns 0 or HERD_ENOMEM. */
+int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist);
+/* Start a worker's order; herd__victims_add appends, herd__victims_close
+ * ends a class. Used by orders that are not a sort (hier). */
+int herd__victims_alloc(herd__worker *w, int n);
+void herd__victims_add(herd__worker *w, int victim);
+void herd__victims_close(herd__worker *w);
+
+/* The orders live in the worker records, which herd__rt_free frees: a
+ * scheduler that only builds an order needs no fini of its own. */
+void herd__sched_no_fini(herd__rt *rt);
+
+/* Visit w's victims in order (random_in_class: each class from a random
+ * member on), trying each once. 1 with *out filled on success. */
+int herd__steal_in_order(herd__worker *w, int random_in_class, herd__work *out);
+/* One steal attempt on worker v: its ready queue (from the back), then its
+ * split deque (as much as HERD_STEAL says). */
+herd__steal_result herd__steal_from(herd__worker *w, int v, herd__work *out);
+
+/* "1 2 | 3 4 5": w's order with classes separated, cut to fit buf. */
+void herd__victims_describe(const herd__rt *rt, int worker, char *buf, size_t len);
+
+#endif
