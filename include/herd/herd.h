@@ -172,7 +172,8 @@ typedef enum herd_loop_kind {
     HERD_LOOP_SPLIT,    /**< halve the range recursively until at most `grain` iterations */
     HERD_LOOP_CHUNKS,   /**< one task per worker; each takes `grain` iterations at a time
                              from a shared counter until none are left (self-scheduling) */
-    HERD_LOOP_SHEPHERDS, /**< even split over shepherds: not available yet (HERD_EINVAL) */
+    HERD_LOOP_SHEPHERDS, /**< even split over shepherds, then over each shepherd's workers;
+                              each piece runs on its shepherd, split down to `grain` */
 } herd_loop_kind;
 
 typedef void (*herd_loop_fn)(int64_t begin, int64_t end, void *arg);
@@ -180,7 +181,7 @@ typedef void (*herd_loop_fn)(int64_t begin, int64_t end, void *arg);
 /** Run body over [begin, end). grain >= 1 (ignored by HERD_LOOP_EACH).
  *  Context: inside a herd task (it spawns and waits). An empty range
  *  returns 0 at once. Returns 0, HERD_ENOTASK, HERD_EINVAL (body NULL,
- *  grain < 1, an unknown or unavailable kind), HERD_ENOMEM. */
+ *  grain < 1, an unknown kind), HERD_ENOMEM. */
 HERD_API int herd_loop(int64_t begin, int64_t end, int64_t grain, herd_loop_kind kind,
                        herd_loop_fn body, void *arg);
 

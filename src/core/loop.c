@@ -12,9 +12,16 @@
  * HERD_LOOP_CHUNKS starts one task per worker; each takes `grain` iterations
  * at a time from a shared counter (fetch-and-add) until the range is used
  * up, accumulating into its own partial, which it folds into the total under
- * a herd mutex once at the end. */
+ * a herd mutex once at the end.
+ *
+ * HERD_LOOP_SHEPHERDS splits the range evenly over the shepherds, and each
+ * shepherd's share evenly over its workers: one task per worker, placed on
+ * its shepherd's queue (only that shepherd's workers take it), which then
+ * splits its piece recursively like HERD_LOOP_SPLIT. Partials are combined
+ * in iteration order at the end. */
 #include "core/runtime.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct loop {
@@ -87,6 +94,45 @@ static void chunk_task(void *p) {
     }
 }
 
+/* One piece per worker, in worker order within shepherd order: piece k of
+ * n covers [begin + k*len/n, begin + (k+1)*len/n). */
+static int over_shepherds(loop *l, herd_group *g, herd__rt *rt, int64_t begin, int64_t end,
+                          void *result) {
+    int n = rt->nworkers;
+    unsigned char *partials = NULL;
+    if (l->size) {
+        partials = malloc((size_t)n * l->size);
+        if (!partials)
+            return HERD_ENOMEM;
+        for (int k = 0; k < n; k++)
+            memcpy(partials + (size_t)k * l->size, l->identity, l->size);
+    }
+    /* Evenly over shepherds first, then over each shepherd's workers. */
+    int64_t len = end - begin;
+    int k = 0, rc = 0;
+    int64_t b = begin;
+    for (int s = 0; s < rt->nshepherds; s++) {
+        int64_t shep_end = begin + (int64_t)((__int128)len * (s + 1) / rt->nshepherds);
+        int m = rt->shepherds[s].nworkers;
+        int64_t shep_len = shep_end - b;
+        int64_t pb = b;
+        for (int j = 0; j < m; j++, k++) {
+            int64_t pe = b + (int64_t)((__int128)shep_len * (j + 1) / m);
+            split_arg a = {l, pb, pe, partials ? partials + (size_t)k * l->size : NULL};
+            if (pe > pb && rc == 0)
+                rc = herd__group_place(g, s, split_task, &a, sizeof a);
+            pb = pe;
+        }
+        b = shep_end;
+    }
+    int wrc = herd_group_wait(g);
+    if (partials && rc == 0)
+        for (int j = 0; j < n; j++)
+            l->combine(result, partials + (size_t)j * l->size, l->arg);
+    free(partials);
+    return rc ? rc : wrc;
+}
+
 static int run_loop(loop *l, int64_t begin, int64_t end, herd_loop_kind kind, void *result) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)
@@ -96,8 +142,9 @@ static int run_loop(loop *l, int64_t begin, int64_t end, herd_loop_kind kind, vo
     if ((!l->body && !l->plain) || l->grain < 1 || (l->size && (!l->combine || !l->identity ||
                                                                 !result || l->size > HERD_ARG_MAX)))
         return HERD_EINVAL;
-    if (kind != HERD_LOOP_EACH && kind != HERD_LOOP_SPLIT && kind != HERD_LOOP_CHUNKS)
-        return HERD_EINVAL; /* includes HERD_LOOP_SHEPHERDS: needs shepherd placement */
+    if (kind != HERD_LOOP_EACH && kind != HERD_LOOP_SPLIT && kind != HERD_LOOP_CHUNKS &&
+        kind != HERD_LOOP_SHEPHERDS)
+        return HERD_EINVAL;
     l->end = end;
     if (l->size && result)
         memcpy(result, l->identity, l->size);
@@ -116,6 +163,8 @@ static int run_loop(loop *l, int64_t begin, int64_t end, herd_loop_kind kind, vo
                 chunk_task(&l); /* the deque is full: take part here */
         return herd_group_wait(&g);
     }
+    if (kind == HERD_LOOP_SHEPHERDS)
+        return over_shepherds(l, &g, w->rt, begin, end, result);
     split_arg a = {l, begin, end, l->size ? result : NULL};
     int rc = herd_group_spawn(&g, split_task, &a, sizeof a);
     if (rc)

@@ -259,9 +259,10 @@ void herd__wake_for_shepherd(herd__rt *rt, int shepherd);
 int herd__rt_build(herd__rt *rt, const herd_config *cfg);
 void herd__rt_free(herd__rt *rt);
 
-/* core/task.c: place a task on a shepherd's queue (herd_loop). */
-int herd__place_on_shepherd(herd__worker *w, int shepherd, herd_fn fn, const void *arg,
-                            size_t size);
+/* core/task.c: spawn a task of group g on shepherd's placement queue, run
+ * only by that shepherd's workers (herd_loop's HERD_LOOP_SHEPHERDS).
+ * Returns as herd_group_spawn, and HERD_EINVAL for a bad shepherd. */
+int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg, size_t arg_size);
 
 /* core/overflow.c */
 int herd__overflow_install(void);

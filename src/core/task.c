@@ -189,19 +189,19 @@ static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t 
     return 0;
 }
 
-int herd__place_on_shepherd(herd__worker *w, int shepherd, herd_fn fn, const void *arg,
-                            size_t size) {
-    herd__frame *f = w->hot.frame;
-    herd__qtask *t = herd__qtask_new(fn, &f->join, HERD__KIND_TASK, arg, size);
+/* Queue a task on a shepherd's placement queue, where only that shepherd's
+ * workers take it (core/worker.c, take_placed). */
+static int place_task(herd__worker *w, int shepherd, herd_fn fn, void *parent, uint16_t kind,
+                      const void *arg, size_t size) {
+    herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
     if (!t)
         return HERD_ENOMEM;
     if (herd__tq_push(&w->rt->shepherds[shepherd].placed, t, 0) != 0) {
         free(t);
         return HERD_ENOMEM;
     }
-    f->nspawned++;
     herd__count(&w->hot.spawned);
-    herd__wake_for_shepherd(w->rt, shepherd);
+    herd__wake_for_shepherd(w->rt, shepherd); /* W3 */
     return 0;
 }
 
@@ -344,6 +344,23 @@ HERD_API int herd_group_spawn(herd_group *g, herd_fn fn, const void *arg, size_t
      * worker) orders this before the task's subtraction. */
     atomic_fetch_add_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
     int rc = push_task(w, fn, r, HERD__KIND_GROUP, arg, arg_size);
+    if (rc)
+        atomic_fetch_sub_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
+    return rc;
+}
+
+int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg,
+                      size_t arg_size) {
+    herd__worker *w = herd__self();
+    if (!w || !w->hot.frame)
+        return HERD_ENOTASK;
+    if (!g || !fn || arg_size > HERD_ARG_MAX || (arg_size && !arg) || shepherd < 0 ||
+        shepherd >= w->rt->nshepherds)
+        return HERD_EINVAL;
+    group_rec *r = group_of(g);
+    /* ORDER: relaxed, as in herd_group_spawn (the queue's lock orders it). */
+    atomic_fetch_add_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
+    int rc = place_task(w, shepherd, fn, r, HERD__KIND_GROUP, arg, arg_size);
     if (rc)
         atomic_fetch_sub_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
     return rc;

@@ -13,25 +13,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The workers that share worker i's domain at level l, ascending; returns
+ * their number and sets *pos to i's place among them. */
+static int group_of(const herd__rt *rt, int l, int i, int *members, int *pos) {
+    const int *dom = rt->topo.domain[l];
+    int mine = dom[rt->pu_of_worker[i]], m = 0;
+    for (int v = 0; v < rt->nworkers; v++) {
+        if (dom[rt->pu_of_worker[v]] != mine)
+            continue;
+        if (v == i)
+            *pos = m;
+        members[m++] = v;
+    }
+    return m;
+}
+
 /* Append worker i's visiting order; members and visited are scratch of
- * nworkers entries. */
+ * nworkers entries. Groups are taken smallest first: the levels of the
+ * tree nest (PU in core in L3 in package), but a NUMA node may hold
+ * several packages or sit inside one, so level order alone is not size
+ * order. Equal sizes are the same group (nested sets). */
 static void visit_order(herd__rt *rt, int i, int *members, char *visited) {
     herd__worker *w = &rt->workers[i];
-    int n = rt->nworkers, prev = 0;
-    memset(visited, 0, (size_t)n);
+    int size[HERD__NLEVELS + 1], pos;
+    for (int l = HERD__LVL_MACHINE; l <= HERD__LVL_PU; l++)
+        size[l] = group_of(rt, l, i, members, &pos);
+    memset(visited, 0, (size_t)rt->nworkers);
     visited[i] = 1;
-    for (int l = HERD__LVL_PU; l >= HERD__LVL_MACHINE; l--) {
-        const int *dom = rt->topo.domain[l];
-        int mine = dom[rt->pu_of_worker[i]], m = 0, pos = 0;
-        for (int v = 0; v < n; v++) {
-            if (dom[rt->pu_of_worker[v]] != mine)
-                continue;
-            if (v == i)
-                pos = m;
-            members[m++] = v;
-        }
-        if (m == prev)
-            continue; /* the same group as one level down */
+    int prev = 0;
+    for (;;) {
+        int next = 0; /* the innermost level of the smallest size above prev */
+        for (int l = HERD__LVL_PU; l >= HERD__LVL_MACHINE; l--)
+            if (size[l] > prev && (!next || size[l] < size[next]))
+                next = l;
+        if (!next)
+            break;
+        int m = group_of(rt, next, i, members, &pos);
         int start = prev ? (pos + prev) % m : pos;
         for (int k = 0; k < m; k++) {
             int v = members[(start + k) % m];

@@ -220,3 +220,9 @@ const herd__sched_ops herd__sched_mts = {
     .has_work = mts_has_work,
     .describe_victims = mts_describe,
 };
+
+/* For tests (tests/unit/test_sched.c): hold or release a shepherd's thief
+ * flag, as a steal in progress would. */
+void herd__mts_hold_steal(herd__rt *rt, int shepherd, int held) {
+    atomic_store_explicit(&shep_of(rt, shepherd)->stealing, held, memory_order_release);
+}

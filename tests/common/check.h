@@ -112,4 +112,23 @@ static inline uint64_t check_mix64(uint64_t x) {
 /* A size for this build: `normal`, or `tsan` under ThreadSanitizer. */
 #define CHECK_SIZE(normal, tsan) (CHECK_TSAN ? (tsan) : (normal))
 
+/* The divisor in the CHECK_SCALE environment variable (default 1): the
+ * scheduler matrix (tests/CMakeLists.txt) runs the stress tests under every
+ * scheduler at a tenth of their size. Malformed values stop the test. */
+static inline long check_scale(void) {
+    static long scale;
+    if (scale == 0) {
+        const char *v = getenv("CHECK_SCALE");
+        char *end = NULL;
+        long n = v ? strtol(v, &end, 10) : 1;
+        if (n < 1 || (v && *end != '\0')) {
+            fprintf(stderr, "CHECK_SCALE=%s: expected a positive integer\n", v);
+            exit(2);
+        }
+        scale = n;
+    }
+    return scale;
+}
+#define CHECK_SCALED(n) ((n) / check_scale())
+
 #endif

@@ -8,6 +8,7 @@
  * one serial return per team per phase, and the teams' phases do not mix.
  * Some tasks spawn children between phases and wait for them (a task that
  * waits for children may resume on another worker before its next arrival). */
+// herd-test-matrix: stress
 // herd-test-env: HERD_WORKERS=1
 // herd-test-env: HERD_WORKERS=2
 // herd-test-env: HERD_WORKERS=4 HERD_IDLE=sleep

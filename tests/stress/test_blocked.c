@@ -11,6 +11,7 @@
  *
  * Two ways to block them all: readFF on one empty word (released by one
  * writeF), and a barrier of N+1 (the root is the last arrival). */
+// herd-test-matrix: stress
 // herd-test-env: HERD_STACK=64K HERD_WORKERS=2
 // herd-test-env: HERD_STACK=64K HERD_WORKERS=4 HERD_IDLE=sleep
 // herd-test-env: HERD_STACK=64K HERD_WORKERS=1
@@ -23,7 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define NBLOCKED (CHECK_TSAN ? 1000 : CHECK_SANITIZED ? 20000 : 100000)
+#define NBLOCKED ((int)CHECK_SCALED(CHECK_TSAN ? 1000 : CHECK_SANITIZED ? 20000 : 100000))
 
 static long read_max_map_count(void) {
     long v = 65530;

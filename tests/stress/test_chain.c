@@ -8,6 +8,7 @@
  * tasks that return at once (implicit wait) and record their depth in a
  * table. Each checks the depth reached, that every level ran once, and the
  * value summed back up the chain. */
+// herd-test-matrix: stress
 // herd-test-env: HERD_WORKERS=1
 // herd-test-env: HERD_WORKERS=2
 // herd-test-env: HERD_WORKERS=4 HERD_IDLE=sleep HERD_STACK=64K
@@ -21,7 +22,7 @@
 
 /* The future chain suspends every level at once (a get does not run the
  * child itself), so under TSan the depth stays at a thousand fibers. */
-#define DEPTH (CHECK_TSAN ? 1000 : CHECK_SANITIZED ? 20000 : 100000)
+#define DEPTH ((int)CHECK_SCALED(CHECK_TSAN ? 1000 : CHECK_SANITIZED ? 20000 : 100000))
 
 static _Atomic int max_depth;
 static _Atomic unsigned char *visited;

@@ -16,6 +16,7 @@
  * through a full/empty word (later siblings readFF what the first one
  * writes: a DAG edge between tasks that are not parent and child).
  * Roots run from four threads at once. */
+// herd-test-matrix: stress
 // herd-test-env: HERD_WORKERS=2
 // herd-test-env: HERD_WORKERS=4 HERD_IDLE=sleep
 // herd-test-env: HERD_WORKERS=3 HERD_IDLE=spin HERD_STACK=64K
@@ -27,7 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define TOTAL_TASKS (CHECK_TSAN ? 100000ull : CHECK_SANITIZED ? 400000ull : 10000000ull)
+#define TOTAL_TASKS CHECK_SCALED(CHECK_TSAN ? 100000ull : CHECK_SANITIZED ? 400000ull : 10000000ull)
 #define ROOT_THREADS 4
 #define ROOTS_PER_THREAD 5
 #define NROOTS (ROOT_THREADS * ROOTS_PER_THREAD)

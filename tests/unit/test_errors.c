@@ -2,6 +2,7 @@
  * need a task from outside one, calls that must not run in a task from
  * inside one, lifecycle calls in the wrong state, malformed arguments and
  * settings, a full task queue. */
+// herd-test-matrix: unit
 // herd-test-env: HERD_WORKERS=1
 // herd-test-env: HERD_WORKERS=2
 // herd-test-env: HERD_WORKERS=4 HERD_IDLE=sleep

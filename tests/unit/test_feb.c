@@ -5,6 +5,7 @@
  *
  * Blocking is checked by outcome, not time: a writer that may only finish
  * after an empty must not have finished before it. */
+// herd-test-matrix: unit
 // herd-test-env: HERD_WORKERS=1
 // herd-test-env: HERD_WORKERS=2
 // herd-test-env: HERD_WORKERS=4 HERD_IDLE=sleep

@@ -4,6 +4,7 @@
  *
  * Checks are on exact outcomes: a non-atomic counter's total, items consumed
  * exactly once, barrier phase invariants; none depends on timing. */
+// herd-test-matrix: unit
 // herd-test-env: HERD_WORKERS=1
 // herd-test-env: HERD_WORKERS=2
 // herd-test-env: HERD_WORKERS=4 HERD_IDLE=sleep

@@ -5,6 +5,7 @@
  *
  * Every case checks a result that a wrong runtime gets wrong (a value, a
  * count, a byte pattern); none depends on timing. */
+// herd-test-matrix: unit
 // herd-test-env: HERD_WORKERS=1
 // herd-test-env: HERD_WORKERS=2
 // herd-test-env: HERD_WORKERS=4 HERD_IDLE=sleep

@@ -1,0 +1,474 @@
+/* The defining property of each scheduler and option, checked one by one:
+ *  - fifo / lifo / central: execution order on one worker; fifo's round-robin
+ *    placement over two shepherds, no stealing, oldest first in each;
+ *  - numa, numa-random, hier, ws-nearest: the victim orders (by hand from the
+ *    papers' rules) and a steal that takes the nearest victim's task;
+ *  - steal-half and chunk:N move that many tasks in one steal;
+ *  - mts: one thief per shepherd (a held flag stops the others), a steal moves
+ *    a chunk of one task per worker of the shepherd onto the shepherd's queue;
+ *  - work-first runs the child before the parent continues; help-first does not;
+ *  - HERD_SPAWN / HERD_STEAL that a scheduler has no notion of are refused;
+ *  - auto's rule; steal counters add up.
+ * The victim-order and steal cases build a runtime without starting its
+ * workers (herd__rt_build, as `herd topo` does) and drive the scheduler's
+ * operations directly from this thread. */
+#include "../common/check.h"
+
+#include "core/runtime.h"
+#include "sched/testing.h"
+#include "sched/victims.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------ runtime, no threads */
+
+static herd__rt *build(const char *sched, const char *topology, int workers, const char *steal,
+                       const char *spawn) {
+    herd_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.sched = sched;
+    cfg.topology = topology;
+    cfg.workers = workers;
+    cfg.steal = steal;
+    cfg.spawn = spawn;
+    cfg.stats = "0";
+    herd__rt *rt = calloc(1, sizeof *rt);
+    CHECK(rt != NULL);
+    int rc = herd__rt_build(rt, &cfg);
+    if (rc != 0) {
+        herd__rt_free(rt);
+        return NULL;
+    }
+    return rt;
+}
+
+static void order_is(const herd__rt *rt, int worker, const int *want, int n) {
+    const herd__worker *w = &rt->workers[worker];
+    CHECK_EQ(w->norder, n);
+    for (int k = 0; k < n; k++)
+        if (w->order[k] != want[k]) {
+            fprintf(stderr, "worker %d: order[%d] = %d, expected %d\n", worker, k, w->order[k],
+                    want[k]);
+            CHECK(w->order[k] == want[k]);
+        }
+}
+
+static void noop(void *arg) { (void)arg; }
+
+/* Queue n tasks (argument: their index) on worker w's deque and make them
+ * all public, as if thieves had asked. */
+static void queue_public(herd__worker *w, int n) {
+    for (int i = 0; i < n; i++)
+        CHECK_OK(herd__sdq_push(&w->hot.q, noop, NULL, HERD__KIND_TASK, &i, sizeof i));
+    while (w->hot.q.split < w->hot.q.head)
+        herd__sdq_publish(&w->hot.q);
+}
+
+/* As the owner: pop whatever is left on w's deque (newest first), then
+ * wait out the thieves of the rest (S6). Returns how many were popped. */
+static int drain_all(herd__worker *w) {
+    herd__taskcopy t;
+    int n = 0;
+    for (;;) {
+        herd__pop_result r = herd__sdq_pop(&w->hot.q, 0, &t);
+        if (r == HERD__POP_OK) {
+            n++;
+            continue;
+        }
+        if (r == HERD__POP_STOLEN)
+            herd__sdq_reset(&w->hot.q, 0);
+        return n;
+    }
+}
+
+static int arg_of(const herd__taskcopy *t) {
+    int i;
+    memcpy(&i, t->arg, sizeof i);
+    return i;
+}
+
+/* ------------------------------------------------------------ victim orders */
+
+static void test_numa_orders(void) {
+    STEP("numa: victims by topology distance, ties by id (4 packages x 8 cores)");
+    herd__rt *rt = build("numa", "pack:4 core:8 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    for (int i = 0; i < rt->nworkers; i++) {
+        const herd__worker *w = &rt->workers[i];
+        CHECK_EQ(w->norder, 31);
+        CHECK_EQ(w->nclasses, 2); /* same package, other packages */
+        CHECK_EQ(w->class_end[0], 7);
+        for (int k = 1; k < w->norder; k++) {
+            int d0 = herd__dist_topology(rt, i, w->order[k - 1]);
+            int d1 = herd__dist_topology(rt, i, w->order[k]);
+            CHECK(d0 < d1 || (d0 == d1 && w->order[k - 1] < w->order[k]));
+        }
+    }
+    int want9[31] = {8, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 16,
+                     17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
+    order_is(rt, 9, want9, 31);
+
+    STEP("numa: a thief takes the nearest victim's task");
+    queue_public(&rt->workers[20], 3); /* another package */
+    queue_public(&rt->workers[5], 2);  /* the thief's package */
+    herd__work out;
+    CHECK(rt->sched->steal(&rt->workers[0], &out));
+    CHECK(out.ult == NULL && out.victim == 5 && out.ntasks == 1);
+    CHECK_EQ(out.victim_shepherd, rt->workers[0].shepherd); /* l3 = package here */
+    CHECK_EQ(arg_of(&out.task), 0);                          /* the oldest */
+    CHECK(rt->sched->steal(&rt->workers[0], &out) && out.victim == 5);
+    CHECK(rt->sched->steal(&rt->workers[0], &out) && out.victim == 20);
+    CHECK(out.victim_shepherd != rt->workers[0].shepherd);
+    herd__rt_free(rt);
+
+    STEP("numa-random: the same classes, a random first victim in each");
+    rt = build("numa-random", "pack:4 core:8 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    order_is(rt, 9, want9, 31);
+    int seen[32] = {0};
+    for (int round = 0; round < 200; round++) {
+        for (int v = 0; v < 32; v++)
+            if (v != 3)
+                queue_public(&rt->workers[v], 1);
+        CHECK(rt->sched->steal(&rt->workers[3], &out));
+        CHECK(out.victim / 8 == 0); /* always from the thief's own package */
+        seen[out.victim]++;
+        for (int v = 0; v < 32; v++)
+            CHECK_EQ(drain_all(&rt->workers[v]), v == 3 || v == out.victim ? 0 : 1);
+    }
+    int distinct = 0;
+    for (int v = 0; v < 8; v++)
+        distinct += seen[v] > 0;
+    CHECK(distinct >= 5); /* 7 equally near victims, 200 draws */
+    herd__rt_free(rt);
+}
+
+static void test_hier_orders(void) {
+    STEP("hier: paper 004 Figure 2 over package > l3 > core");
+    herd__rt *rt = build("hier", "pack:2 l3:2 core:2 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    /* By hand: worker 1's groups are {0,1}, {0..3}, {0..7}; at each level
+     * the visit starts (position + previous group size) mod group size. */
+    int want1[7] = {0, 3, 2, 5, 6, 7, 4};
+    order_is(rt, 1, want1, 7);
+    CHECK_EQ(rt->workers[1].nclasses, 3);
+    int want6[7] = {7, 4, 5, 2, 3, 0, 1};
+    order_is(rt, 6, want6, 7);
+    /* The papers' Figure 3 example: groups of 3, 6 and 12; processor 4. */
+    herd__rt_free(rt);
+    rt = build("hier", "pack:2 l3:2 core:3 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    int want4[11] = {5, 3, 1, 2, 0, 10, 11, 6, 7, 8, 9};
+    order_is(rt, 4, want4, 11);
+    herd__rt_free(rt);
+
+    STEP("ws-nearest: nearest ids first, outwards on a ring");
+    rt = build("ws-nearest", "pack:1 core:6 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    int want0[5] = {1, 5, 2, 4, 3};
+    order_is(rt, 0, want0, 5);
+    herd__rt_free(rt);
+}
+
+/* ------------------------------------------------------------ steal amounts */
+
+static void test_steal_amounts(void) {
+    static const struct {
+        const char *steal;
+        int queued, moved;
+    } cases[] = {{"one", 10, 1}, {"half", 10, 5}, {"half", 7, 4},
+                 {"half", 1, 1}, {"chunk:3", 10, 3}, {"chunk:64", 10, 10}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        STEP("ws, HERD_STEAL=%s, %d public tasks: one steal moves %d", cases[c].steal,
+             cases[c].queued, cases[c].moved);
+        herd__rt *rt = build("ws", "pack:1 core:2 pu:1", 0, cases[c].steal, NULL);
+        CHECK(rt != NULL);
+        herd__worker *thief = &rt->workers[0], *victim = &rt->workers[1];
+        queue_public(victim, cases[c].queued);
+        herd__work out;
+        CHECK(rt->sched->steal(thief, &out));
+        CHECK_EQ(out.ntasks, cases[c].moved);
+        CHECK_EQ(arg_of(&out.task), 0); /* the oldest runs at once */
+        CHECK_EQ(herd__sdq_public_size(&victim->hot.q), cases[c].queued - cases[c].moved);
+        /* The rest wait, private, on the thief's deque: newest on top. */
+        CHECK_EQ(thief->hot.q.head, cases[c].moved - 1);
+        herd__taskcopy t;
+        for (int k = cases[c].moved - 1; k >= 1; k--) {
+            CHECK(herd__sdq_pop(&thief->hot.q, 0, &t) == HERD__POP_OK);
+            CHECK_EQ(arg_of(&t), k);
+        }
+        /* The victim keeps the rest; the stolen slots are marked taken (S5),
+         * or draining would wait for them forever. */
+        CHECK_EQ(drain_all(victim), cases[c].queued - cases[c].moved);
+        herd__rt_free(rt);
+    }
+}
+
+/* ------------------------------------------------------------------- mts */
+
+static void test_mts(void) {
+    STEP("mts: one thief per shepherd, a chunk of one task per worker");
+    herd__rt *rt = build("mts", "pack:2 core:3 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    CHECK_EQ(rt->nshepherds, 2);
+    CHECK_EQ(rt->shepherds[0].nworkers, 3);
+    herd__worker *home = &rt->workers[0], *thief = &rt->workers[3], *mate = &rt->workers[4];
+    CHECK_EQ(thief->shepherd, 1);
+    for (int i = 0; i < 10; i++)
+        CHECK_OK(rt->sched->push(home, noop, NULL, HERD__KIND_TASK, &i, sizeof i));
+    herd__work out;
+    /* A shepherd-mate is stealing: the others wait, and take nothing. */
+    herd__mts_hold_steal(rt, 1, 1);
+    CHECK(!rt->sched->steal(thief, &out));
+    CHECK(!rt->sched->take(mate, &out));
+    herd__mts_hold_steal(rt, 1, 0);
+    CHECK(rt->sched->steal(thief, &out));
+    CHECK(out.victim == -1 && out.victim_shepherd == 0 && out.ntasks == 3);
+    CHECK_EQ(arg_of(&out.task), 0); /* from the old end of the victim's queue */
+    /* The other two went to shepherd 1's queue, for its other workers. */
+    CHECK(rt->sched->take(mate, &out) && (arg_of(&out.task) == 1 || arg_of(&out.task) == 2));
+    CHECK(rt->sched->take(&rt->workers[5], &out));
+    CHECK(!rt->sched->take(mate, &out));
+    /* Within the victim shepherd, LIFO: the newest first. */
+    CHECK(rt->sched->take(&rt->workers[1], &out) && arg_of(&out.task) == 9);
+    while (rt->sched->take(home, &out))
+        ;
+    herd__rt_free(rt);
+
+    STEP("mts, HERD_STEAL=chunk:5 and half");
+    rt = build("mts", "pack:2 core:3 pu:1", 0, "chunk:5", NULL);
+    CHECK(rt != NULL);
+    for (int i = 0; i < 12; i++)
+        CHECK_OK(rt->sched->push(&rt->workers[0], noop, NULL, HERD__KIND_TASK, &i, sizeof i));
+    CHECK(rt->sched->steal(&rt->workers[3], &out) && out.ntasks == 5);
+    while (rt->sched->take(&rt->workers[0], &out) || rt->sched->take(&rt->workers[3], &out))
+        ;
+    herd__rt_free(rt);
+    rt = build("mts", "pack:2 core:3 pu:1", 0, "half", NULL);
+    CHECK(rt != NULL);
+    for (int i = 0; i < 12; i++)
+        CHECK_OK(rt->sched->push(&rt->workers[0], noop, NULL, HERD__KIND_TASK, &i, sizeof i));
+    CHECK(rt->sched->steal(&rt->workers[3], &out) && out.ntasks == 6);
+    while (rt->sched->take(&rt->workers[0], &out) || rt->sched->take(&rt->workers[3], &out))
+        ;
+    herd__rt_free(rt);
+}
+
+/* ------------------------------------------------- orders of execution */
+
+#define NORDER 64
+static int ran[NORDER];
+static _Atomic int nran;
+static int ran_on[NORDER];
+
+static void record(void *arg) {
+    int i = *(int *)arg;
+    int k = atomic_fetch_add(&nran, 1);
+    ran[k] = i;
+    ran_on[i] = herd_worker_id();
+}
+
+static void spawn_in_order(void *arg) {
+    (void)arg;
+    for (int i = 0; i < NORDER; i++)
+        CHECK_OK(herd_spawn(record, &i, sizeof i));
+    CHECK_OK(herd_wait());
+}
+
+static void run_order(const char *sched, const char *topology, int workers) {
+    herd_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.sched = sched;
+    cfg.topology = topology;
+    cfg.workers = workers;
+    cfg.stats = "0";
+    atomic_store(&nran, 0);
+    CHECK_OK(herd_start(&cfg));
+    CHECK_OK(herd_run(spawn_in_order, NULL, 0));
+    CHECK_OK(herd_stop());
+    CHECK_EQ(atomic_load(&nran), NORDER);
+}
+
+static void test_queue_orders(void) {
+    STEP("fifo, one worker: oldest first");
+    run_order("fifo", NULL, 1);
+    for (int k = 0; k < NORDER; k++)
+        CHECK_EQ(ran[k], k);
+    STEP("lifo and central, one worker: newest first");
+    run_order("lifo", NULL, 1);
+    for (int k = 0; k < NORDER; k++)
+        CHECK_EQ(ran[k], NORDER - 1 - k);
+    run_order("central", NULL, 1);
+    for (int k = 0; k < NORDER; k++)
+        CHECK_EQ(ran[k], NORDER - 1 - k);
+    STEP("ws, one worker: help-first children run at the wait, newest first");
+    run_order("ws", NULL, 1);
+    for (int k = 0; k < NORDER; k++)
+        CHECK_EQ(ran[k], NORDER - 1 - k);
+
+    STEP("fifo, two shepherds: round robin, no stealing, oldest first in each");
+    run_order("fifo", "pack:1 core:2 pu:1", 2);
+    int last[2] = {-1, -1};
+    int first_shepherd = ran_on[0];
+    for (int k = 0; k < NORDER; k++) {
+        int i = ran[k], w = ran_on[i];
+        CHECK_EQ(w, (first_shepherd + i) % 2); /* one worker per shepherd here */
+        CHECK(i > last[w]);
+        last[w] = i;
+    }
+}
+
+/* ---------------------------------------------------------- work-first */
+
+static _Atomic int child_done;
+
+static void child(void *arg) {
+    (void)arg;
+    atomic_store(&child_done, 1);
+}
+
+static int child_ran_first;
+
+static void parent(void *arg) {
+    (void)arg;
+    atomic_store(&child_done, 0);
+    CHECK_OK(herd_spawn(child, NULL, 0));
+    child_ran_first = atomic_load(&child_done);
+    CHECK_OK(herd_wait());
+    CHECK_EQ(atomic_load(&child_done), 1);
+}
+
+static int child_first(const char *spawn) {
+    herd_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.workers = 1;
+    cfg.sched = "ws";
+    cfg.spawn = spawn;
+    cfg.stats = "0";
+    child_ran_first = -1;
+    CHECK_OK(herd_start(&cfg));
+    CHECK_OK(herd_run(parent, NULL, 0));
+    CHECK_OK(herd_stop());
+    return child_ran_first;
+}
+
+static void test_work_first(void) {
+    STEP("work-first: the child runs before the parent continues; help-first: after");
+    CHECK_EQ(child_first("work-first"), 1);
+    CHECK_EQ(child_first("help-first"), 0);
+}
+
+/* ---------------------------------------------------------- refusals */
+
+static void test_refusals(void) {
+    STEP("HERD_SPAWN / HERD_STEAL a scheduler has no notion of are refused");
+    static const struct {
+        const char *sched, *spawn, *steal;
+    } bad[] = {{"fifo", "work-first", NULL}, {"mts", "work-first", NULL},
+               {"central", NULL, "half"},    {"lifo", NULL, "one"},
+               {"ws", "work-first", "half"}, {"numa", "work-first", "chunk:2"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        herd_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.sched = bad[i].sched;
+        cfg.spawn = bad[i].spawn;
+        cfg.steal = bad[i].steal;
+        CHECK_RC(herd_start(&cfg), HERD_EINVAL);
+    }
+    static const struct {
+        const char *sched, *spawn, *steal;
+    } good[] = {{"mts", NULL, "chunk:4"},  {"hier", "work-first", "one"},
+                {"numa-random", NULL, "half"}, {"ws-nearest", "work-first", NULL}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        herd__rt *rt = build(good[i].sched, NULL, 2, good[i].steal, good[i].spawn);
+        CHECK(rt != NULL);
+        herd__rt_free(rt);
+    }
+}
+
+/* ------------------------------------------------------------ auto, counters */
+
+static void test_auto(void) {
+    STEP("auto: ws within one shepherd domain, hier across several");
+    herd__rt *rt = build("auto", "pack:1 l3:1 core:4 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL && strcmp(rt->sched->name, "ws") == 0);
+    CHECK(strcmp(rt->set.sched, "ws") == 0);
+    herd__rt_free(rt);
+    rt = build("auto", "pack:2 l3:1 core:2 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL && strcmp(rt->sched->name, "hier") == 0);
+    herd__rt_free(rt);
+    rt = build("auto", "pack:2 l3:1 core:2 pu:1", 2, NULL, NULL); /* compact: one package */
+    CHECK(rt != NULL && strcmp(rt->sched->name, "ws") == 0);
+    herd__rt_free(rt);
+}
+
+static int64_t fib(int n) {
+    if (n < 2)
+        return n;
+    int64_t a = 0, b;
+    struct {
+        int n;
+        int64_t *out;
+    } args = {n - 1, &a};
+    extern void fib_task(void *);
+    CHECK_OK(herd_spawn(fib_task, &args, sizeof args));
+    b = fib(n - 2);
+    CHECK_OK(herd_wait());
+    return a + b;
+}
+
+void fib_task(void *p) {
+    struct {
+        int n;
+        int64_t *out;
+    } *a = p;
+    *a->out = fib(a->n);
+}
+
+static int64_t fib_result;
+static void fib_root(void *p) {
+    (void)p;
+    fib_result = fib(24);
+}
+
+static void test_counters(void) {
+    static const char *scheds[] = {"ws", "numa", "hier", "mts", "central"};
+    for (size_t i = 0; i < sizeof scheds / sizeof scheds[0]; i++) {
+        STEP("%s on 2 packages x 2 cores: the steal counters add up", scheds[i]);
+        herd_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.sched = scheds[i];
+        cfg.topology = "pack:2 core:2 pu:1";
+        cfg.shepherd = "package";
+        cfg.stats = "0";
+        CHECK_OK(herd_start(&cfg));
+        fib_result = 0;
+        CHECK_OK(herd_run(fib_root, NULL, 0));
+        CHECK_EQ(fib_result, 46368);
+        herd_worker_stats st[4];
+        CHECK_EQ(herd_stats(st, 4), 4);
+        for (int w = 0; w < 4; w++) {
+            CHECK_EQ(st[w].steals_local + st[w].steals_remote, st[w].steals);
+            CHECK(st[w].stolen_tasks >= st[w].steals);
+            CHECK(st[w].max_chunk <= st[w].stolen_tasks);
+            CHECK_EQ(st[w].shepherd, w / 2);
+        }
+        CHECK_OK(herd_stop());
+    }
+}
+
+int main(void) {
+    test_numa_orders();
+    test_hier_orders();
+    test_steal_amounts();
+    test_mts();
+    test_queue_orders();
+    test_work_first();
+    test_refusals();
+    test_auto();
+    test_counters();
+    printf("-- ok\n");
+    return 0;
+}
