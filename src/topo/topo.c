@@ -386,7 +386,7 @@ int herd__topo_membind_near(const herd__topo *t, void *addr, size_t len, int pu,
                             size_t errlen)
 {
     hwloc_topology_t hw = t->hw;
-    if (t->synthetic || hw == NULL || hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE) < 2)
+    if (t->synthetic || hw == NULL)
         return 1;
     hwloc_obj_t node = herd__topo_numa_obj(t, pu);
     if (node == NULL)

@@ -71,8 +71,8 @@ int herd__topo_bind_self(const herd__topo *t, int pu, char *err, size_t errlen);
  * ones already touched (the kernel's "preferred" policy: when that node is
  * full, pages go elsewhere rather than fail). Whole pages are moved, so the
  * range should own its pages. Returns 1 when there is nothing to do (a
- * synthetic or XML machine, or one NUMA node), 0 once done, or HERD_ESYS with
- * err when the kernel refuses (no NUMA support, a seccomp filter). */
+ * synthetic or XML machine), 0 once done, or HERD_ESYS with err when the
+ * kernel refuses (no NUMA support, a seccomp filter). */
 int herd__topo_membind_near(const herd__topo *t, void *addr, size_t len, int pu, char *err,
                             size_t errlen);
 
