@@ -47,10 +47,10 @@
  *
  * Rejected: refining "nearest" inside a hop class by herd__topo_distance (on
  * a SLIT machine all PUs of one node share a class and a priority, so the
- * lowest index already keeps the SMT siblings and the cache together), and
+ * lowest index already keeps the SMT siblings and the caches together), and
  * "nearest to the workers placed so far" instead of to worker 0's PU (the
- * paper measures from the master's core; with one node per class both give
- * the same order). */
+ * paper measures every placement from the master's core, and one fixed
+ * reference keeps the order a plain sort). */
 #include "topo/topo.h"
 
 #include "herd/herd.h"
