@@ -82,7 +82,7 @@ static const choice bind_choices[] = {
     {"none", HERD__BIND_NONE, NULL},
     {"compact", HERD__BIND_COMPACT, NULL},
     {"scatter", HERD__BIND_SCATTER, NULL},
-    {"numa-priority", 0, NULL},
+    {"numa-priority", HERD__BIND_NUMA_PRIORITY, NULL},
     {"static", 0, NULL},
     {"bll", 0, NULL},
     {"xll", 0, NULL},

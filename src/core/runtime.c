@@ -42,6 +42,15 @@ static void *worker_main(void *p) {
     if (rt->set.bind != HERD__BIND_NONE &&
         herd__topo_bind_self(&rt->topo, w->pu, err, sizeof err) != 0)
         fprintf(stderr, "herd: worker %d not pinned: %s\n", w->id, err);
+    /* Paper 002 section IV: a worker's runtime data on its own NUMA node. The
+     * record is a page of its own (herd__worker's alignment), filled by the
+     * starting thread; move it. Stacks and deque pages are first touched here
+     * already (docs/design/topology.md, section 8). Worker 0 speaks for all
+     * when the kernel refuses, and only where the user asked for NUMA care. */
+    if (rt->set.bind != HERD__BIND_NONE && rt->topo.ndomains[HERD__LVL_NUMA] > 1 &&
+        herd__topo_membind_near(&rt->topo, w, sizeof *w, w->pu, err, sizeof err) < 0 &&
+        w->id == 0 && rt->set.bind == HERD__BIND_NUMA_PRIORITY)
+        fprintf(stderr, "herd: worker records left off their NUMA nodes: %s\n", err);
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
         pthread_attr_getstack(&attr, &w->native_low, &w->native_size);
@@ -124,7 +133,8 @@ int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
     rt->nworkers = rt->set.workers ? rt->set.workers : rt->topo.npus;
     herd__stack_conf_init(&rt->stacks, rt->set.stack_size, rt->set.stack_guard);
     rt->pu_of_worker = calloc((size_t)rt->nworkers, sizeof(int));
-    rt->workers = aligned_alloc(64, sizeof(herd__worker) * (size_t)rt->nworkers);
+    rt->workers =
+        aligned_alloc(_Alignof(herd__worker), sizeof(herd__worker) * (size_t)rt->nworkers);
     if (!rt->pu_of_worker || !rt->workers)
         return HERD_ENOMEM;
     memset(rt->workers, 0, sizeof(herd__worker) * (size_t)rt->nworkers);

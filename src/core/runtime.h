@@ -129,7 +129,7 @@ typedef struct herd__worker {
     void *native_low;
     size_t native_size;
     herd__counters stats;
-} __attribute__((aligned(64))) herd__worker;
+} __attribute__((aligned(4096))) herd__worker; /* a page each: see worker_main() */
 
 /* The scheduler seam (docs/design/scheduler-seam.md): a table of operations
  * chosen at start-up. The worker loop (core/worker.c) runs its ready queue,

@@ -195,6 +195,8 @@ static const char *bind_name(herd__bind b) {
         return "compact";
     case HERD__BIND_SCATTER:
         return "scatter";
+    case HERD__BIND_NUMA_PRIORITY:
+        return "numa-priority";
     }
     return NULL;
 }

@@ -86,6 +86,8 @@ static const char *bind_name(herd__bind b)
         return "compact";
     case HERD__BIND_SCATTER:
         return "scatter";
+    case HERD__BIND_NUMA_PRIORITY:
+        return "numa-priority";
     }
     return "?";
 }
@@ -169,6 +171,14 @@ static hwloc_obj_t numa_of(hwloc_topology_t hw, hwloc_obj_t pu)
             return node;
     }
     return NULL;
+}
+
+void *herd__topo_numa_obj(const herd__topo *t, int pu)
+{
+    if (t->hw == NULL || pu < 0 || pu >= t->npus)
+        return NULL;
+    hwloc_topology_t hw = t->hw;
+    return numa_of(hw, hwloc_get_obj_by_type(hw, HWLOC_OBJ_PU, (unsigned)pu));
 }
 
 /* The hwloc object holding pu at level l, or NULL when the machine lacks it. */
@@ -341,9 +351,12 @@ int herd__topo_place(const herd__topo *t, herd__bind bind, int nworkers, int *pu
         return 0;
     case HERD__BIND_SCATTER:
         return place_scatter(t, nworkers, pu_of_worker, err, errlen);
+    case HERD__BIND_NUMA_PRIORITY: /* src/topo/numaprio.c */
+        return herd__topo_place_numa_priority(t, nworkers, pu_of_worker, err, errlen);
     }
     return fail(err, errlen, HERD_EINVAL,
-                "unknown binding policy %d; accepted: none, compact, scatter", (int)bind);
+                "unknown binding policy %d; accepted: none, compact, scatter, numa-priority",
+                (int)bind);
 }
 
 int herd__topo_bind_self(const herd__topo *t, int pu, char *err, size_t errlen)
@@ -363,6 +376,25 @@ int herd__topo_bind_self(const herd__topo *t, int pu, char *err, size_t errlen)
     if (rc != 0)
         return fail(err, errlen, HERD_ESYS, "cannot pin thread to PU %d (OS index %d): %s", pu,
                     t->os_index[pu], strerror(saved));
+    return 0;
+}
+
+/* Paper 002 section IV keeps each thread's runtime data on its own node.
+ * HWLOC_MEMBIND_BIND without STRICT is Linux's MPOL_PREFERRED, and MIGRATE
+ * (MPOL_MF_MOVE) moves the pages already touched. */
+int herd__topo_membind_near(const herd__topo *t, void *addr, size_t len, int pu, char *err,
+                            size_t errlen)
+{
+    hwloc_topology_t hw = t->hw;
+    if (t->synthetic || hw == NULL)
+        return 1;
+    hwloc_obj_t node = herd__topo_numa_obj(t, pu);
+    if (node == NULL)
+        return fail(err, errlen, HERD_EINVAL, "PU %d has no NUMA node", pu);
+    if (hwloc_set_area_membind(hw, addr, len, node->nodeset, HWLOC_MEMBIND_BIND,
+                               HWLOC_MEMBIND_MIGRATE | HWLOC_MEMBIND_BYNODESET) != 0)
+        return fail(err, errlen, HERD_ESYS, "cannot move %zu bytes to NUMA node %u: %s", len,
+                    node->os_index, strerror(errno));
     return 0;
 }
 
@@ -422,6 +454,8 @@ void herd__topo_print(const herd__topo *t, FILE *out, herd__level shepherd_level
     else
         shepherd_level = HERD__LVL_MACHINE;
     print_binding(t, out, bind);
+    if (bind == HERD__BIND_NUMA_PRIORITY)
+        herd__prio_print(t, out);
     if (nworkers > 0 && pu_of_worker != NULL)
         print_workers(t, out, shepherd_level, nworkers, pu_of_worker);
 }

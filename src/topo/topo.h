@@ -26,6 +26,7 @@ typedef enum herd__bind {
     HERD__BIND_NONE = 1, /* leave threads to the OS scheduler */
     HERD__BIND_COMPACT,  /* worker i on the i-th PU in tree order */
     HERD__BIND_SCATTER,  /* spread round robin over packages, then cores */
+    HERD__BIND_NUMA_PRIORITY, /* worker 0 on the best PU, the others nearest to it (paper 002) */
 } herd__bind;
 
 typedef struct herd__topo {
@@ -65,6 +66,62 @@ int herd__topo_place(const herd__topo *t, herd__bind bind, int nworkers, int *pu
 /* Pin the calling thread to PU pu (tree order). No-op returning 0 for a
  * synthetic topology. Returns 0 or HERD_ESYS with err. */
 int herd__topo_bind_self(const herd__topo *t, int pu, char *err, size_t errlen);
+
+/* Put the pages of [addr, addr + len) on the NUMA node of PU pu, moving the
+ * ones already touched (the kernel's "preferred" policy: when that node is
+ * full, pages go elsewhere rather than fail). Whole pages are moved, so the
+ * range should own its pages. Returns 1 when there is nothing to do (a
+ * synthetic or XML machine), 0 once done, or HERD_ESYS with err when the
+ * kernel refuses (no NUMA support, a seccomp filter). */
+int herd__topo_membind_near(const herd__topo *t, void *addr, size_t len, int pu, char *err,
+                            size_t errlen);
+
+/* The hwloc NUMA node object (hwloc_obj_t) of PU pu, or NULL. For topo/ only. */
+void *herd__topo_numa_obj(const herd__topo *t, int pu);
+
+/* ------------------------------------------ core priorities (numaprio.c) */
+
+/* Core priorities of paper 002 section IV (HERD_BIND=numa-priority), one per
+ * PU: prio = P0 + V1 + V2, where
+ *   P0 = the number of PUs in the PU's NUMA domain (bigger nodes first;
+ *        equal for all when all nodes are equal),
+ *   V1 = sum over hop classes i of alpha_i * N_i (N_i: PUs at i hops),
+ *   V2 = sum over i of alpha_i * sum of (P0 + V1) of the PUs at i hops,
+ * with alpha_i = 2^(H-1-i) for the H hop classes. Hops are classes of
+ * hwloc's NUMA latency matrix when the topology has one covering every PU,
+ * otherwise of herd__topo_distance(). docs/design/topology.md, section 7. */
+#define HERD__PRIO_MAXHOPS 16 /* farther distinct distances share the last class */
+
+typedef struct herd__prio {
+    int npus;
+    int numa_matrix;     /* 1: hops from hwloc's NUMA matrix; 0: from herd__topo_distance */
+    char hops_from[160]; /* where the hops come from, in words (for `herd topo`) */
+    int nhops;           /* H: classes 0..H-1, nearest first */
+    long long hop_value[HERD__PRIO_MAXHOPS]; /* the (smallest) distance of each class */
+    long long alpha[HERD__PRIO_MAXHOPS];     /* alpha_i = 2^(H-1-i) */
+    long long *p0, *v1, *v2, *prio;          /* [npus] */
+    /* Hop lookup. Matrix: class of row_hop[row[a] * nrows + row[b]].
+     * Tree: dist_hop[herd__topo_distance(a, b)]. */
+    int *row;
+    int nrows;
+    signed char *row_hop;
+    signed char dist_hop[HERD__NLEVELS + 1];
+} herd__prio;
+
+/* Fill pr for machine t. Returns 0, or HERD_ENOMEM / HERD_EINVAL with err;
+ * on error pr holds nothing to free. */
+int herd__prio_compute(const herd__topo *t, herd__prio *pr, char *err, size_t errlen);
+void herd__prio_free(herd__prio *pr);
+/* Hop class (0 = nearest) of PU b seen from PU a; -1 when a == b. */
+int herd__prio_hop(const herd__prio *pr, const herd__topo *t, int a, int b);
+/* The PU of the highest priority; ties go to the lowest PU index. */
+int herd__prio_master(const herd__prio *pr);
+/* The priority table for `herd topo`: the hop source, classes, weights, one
+ * line per PU with P0, V1, V2 and the priority, and the master's PU. */
+void herd__prio_print(const herd__topo *t, FILE *out);
+/* numa-priority placement (herd__topo_place's HERD__BIND_NUMA_PRIORITY). */
+int herd__topo_place_numa_priority(const herd__topo *t, int nworkers, int *pu_of_worker,
+                                   char *err, size_t errlen);
 
 /* Human-readable description: the tree summary (counts per level), then, when
  * nworkers > 0, one line per worker: PU, OS index, shepherd (domain at

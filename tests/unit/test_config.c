@@ -219,8 +219,10 @@ static void test_bind(void) {
     if (accept_env("HERD_BIND", "compact", &s)) CHECK(s.bind == HERD__BIND_COMPACT);
     if (accept_env("HERD_BIND", "scatter", &s)) CHECK(s.bind == HERD__BIND_SCATTER);
     if (accept_env("HERD_BIND", "Scatter", &s)) CHECK(s.bind == HERD__BIND_SCATTER);
-    const char *forms = "none, compact, scatter";
-    reject_env("HERD_BIND", "numa-priority", "not available in this build", "available", forms);
+    if (accept_env("HERD_BIND", "numa-priority", &s)) CHECK(s.bind == HERD__BIND_NUMA_PRIORITY);
+    if (accept_env("HERD_BIND", "NUMA-Priority", &s)) CHECK(s.bind == HERD__BIND_NUMA_PRIORITY);
+    const char *forms = "none, compact, scatter, numa-priority";
+    reject_env("HERD_BIND", "static", "not available in this build", "available", forms);
     reject_env("HERD_BIND", "xll", "not available in this build", "available", forms);
     reject_env("HERD_BIND", "spread", "unknown binding policy", "accepted", forms);
     reject_env("HERD_BIND", "", "empty value", "accepted", forms);
@@ -422,6 +424,9 @@ static void test_config_wins(void) {
     CHECK(resolve_with(&cfg, "HERD_BIND", "none", &s) == 0 && s.bind == HERD__BIND_SCATTER);
     cfg.bind = NULL;
     CHECK(resolve_with(&cfg, "HERD_BIND", "none", &s) == 0 && s.bind == HERD__BIND_NONE);
+    cfg.bind = "numa-priority";
+    CHECK(resolve_with(&cfg, "HERD_BIND", "none", &s) == 0 &&
+          s.bind == HERD__BIND_NUMA_PRIORITY);
 
     cfg = zero_config();
     cfg.topology = "pack:1 core:2 pu:2";
