@@ -42,7 +42,9 @@ typedef struct flag {
 
 static const flag flags[] = {
     {"--sched", "HERD_SCHED", "S", CMD_TOPO | CMD_RUN,
-     "fifo, lifo, central, ws, mts, numa, numa-random, hier, auto"},
+     "auto, ws, ws-nearest, numa, numa-random, hier, mts, central, lifo, fifo"},
+    {"--spawn", "HERD_SPAWN", "P", CMD_TOPO | CMD_RUN, "help-first, work-first"},
+    {"--steal", "HERD_STEAL", "A", CMD_TOPO | CMD_RUN, "steal amount: one, half, chunk:N"},
     {"--workers", "HERD_WORKERS", "N", CMD_TOPO | CMD_RUN,
      "number of workers (default: one per PU of the cpuset)"},
     {"--bind", "HERD_BIND", "B", CMD_TOPO | CMD_RUN,
