@@ -35,7 +35,7 @@ static int group_of(const herd__rt *rt, int l, int i, int *members, int *pos) {
  * order. Equal sizes are the same group (nested sets). */
 static void visit_order(herd__rt *rt, int i, int *members, char *visited) {
     herd__worker *w = &rt->workers[i];
-    int size[HERD__NLEVELS + 1], pos;
+    int size[HERD__NLEVELS + 1], pos = 0;
     for (int l = HERD__LVL_MACHINE; l <= HERD__LVL_PU; l++)
         size[l] = group_of(rt, l, i, members, &pos);
     memset(visited, 0, (size_t)rt->nworkers);
