@@ -81,6 +81,11 @@ typedef struct herd__counters {
 typedef struct herd__work {
     herd__ult *ult; /* non-NULL: resume it */
     herd__taskcopy task;
+    /* Filled by a scheduler's steal (read by the trace): the worker stolen
+     * from (-1 when the work came from no worker's queue), and how many
+     * tasks the steal moved, the one handed back included. */
+    int victim;
+    int taken;
 } herd__work;
 
 typedef struct herd__worker {
@@ -115,7 +120,8 @@ typedef struct herd__sched_ops {
     const char *name;
     int (*init)(struct herd__rt *rt);
     void (*fini)(struct herd__rt *rt);
-    /* Look for work on other workers; 1 and *out filled on success. */
+    /* Look for work on other workers; 1 and *out filled on success,
+     * out->victim and out->taken included. */
     int (*steal)(herd__worker *w, herd__work *out);
     /* One line describing w's victim order (for `herd topo`). */
     void (*describe_victims)(struct herd__rt *rt, int worker, char *buf, size_t len);

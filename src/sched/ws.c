@@ -25,11 +25,15 @@ static int ws_steal(herd__worker *w, herd__work *out) {
         herd__ult *u = herd__readyq_pop(&victim->ready);
         if (u) {
             out->ult = u;
+            out->victim = v;
+            out->taken = 1;
             return 1;
         }
         herd__steal_result r = herd__sdq_steal(&victim->hot.q, &out->task);
         if (r == HERD__STEAL_OK) {
             out->ult = NULL;
+            out->victim = v;
+            out->taken = 1;
             if (herd__sdq_public_size(&victim->hot.q))
                 herd__wake_one(rt); /* W4 */
             return 1;
