@@ -80,7 +80,10 @@ HERD_API int herd_start(const herd_config *cfg);
 
 /** Stop the runtime: waits for tasks still running from herd_run() callers,
  *  joins the workers, prints or writes statistics if HERD_STATS asks.
- *  Context: outside herd tasks. Returns 0, HERD_ESTATE, or HERD_ETASK. */
+ *  Context: outside herd tasks. Returns 0, HERD_ESTATE, HERD_ETASK, or
+ *  HERD_ESYS when the HERD_STATS file cannot be written (a message naming
+ *  the variable and the path is printed to stderr; the runtime is stopped
+ *  all the same). */
 HERD_API int herd_stop(void);
 
 /** Number of workers of the started runtime, or 0 when not started. */

@@ -201,9 +201,10 @@ HERD_API int herd_stop(void) {
         usleep(1000);
     herd_worker_stats *st = calloc((size_t)rt->nworkers, sizeof *st);
     stop_workers(rt, rt->nworkers);
+    int rc = 0;
     if (st) {
         collect_stats(rt, st, rt->nworkers);
-        herd__stats_report(&rt->set, st, rt->nworkers);
+        rc = herd__stats_report(&rt->set, st, rt->nworkers);
         free(st);
     }
     rt->sched->fini(rt);
@@ -212,7 +213,7 @@ HERD_API int herd_stop(void) {
     __atomic_store_n(&herd__rt_global, NULL, __ATOMIC_RELEASE);
     rt_free(rt);
     pthread_mutex_unlock(&lifecycle);
-    return 0;
+    return rc;
 }
 
 HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size) {
