@@ -67,6 +67,7 @@ typedef struct herd_config {
     const char *idle;     /**< HERD_IDLE: spin, sleep, adaptive */
     const char *stats;    /**< HERD_STATS: "1" prints a table at stop; a path writes JSON */
     int stack_guard;      /**< HERD_STACK_GUARD: 1 detects overflow (default), -1 off */
+    const char *trace;    /**< HERD_TRACE: path of a timeline (Chrome trace JSON) written at stop */
 } herd_config;
 
 /* --------------------------------------------------------------- lifecycle */
@@ -79,11 +80,12 @@ typedef struct herd_config {
 HERD_API int herd_start(const herd_config *cfg);
 
 /** Stop the runtime: waits for tasks still running from herd_run() callers,
- *  joins the workers, prints or writes statistics if HERD_STATS asks.
+ *  joins the workers, prints or writes statistics if HERD_STATS asks and
+ *  writes the timeline if HERD_TRACE asks.
  *  Context: outside herd tasks. Returns 0, HERD_ESTATE, HERD_ETASK, or
- *  HERD_ESYS when the HERD_STATS file cannot be written (a message naming
- *  the variable and the path is printed to stderr; the runtime is stopped
- *  all the same). */
+ *  HERD_ESYS when the HERD_STATS or HERD_TRACE file cannot be written (a
+ *  message naming the variable and the path is printed to stderr; the
+ *  runtime is stopped all the same). */
 HERD_API int herd_stop(void);
 
 /** Number of workers of the started runtime, or 0 when not started. */

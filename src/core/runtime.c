@@ -1,5 +1,6 @@
 /* Runtime lifecycle: herd_start, herd_stop, herd_run, statistics. */
 #include "core/runtime.h"
+#include "core/trace.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -56,6 +57,7 @@ static void *worker_main(void *p) {
 }
 
 static void rt_free(herd__rt *rt) {
+    herd__trace_free(rt);
     if (rt->workers) {
         for (int i = 0; i < rt->nworkers; i++)
             herd__sdq_fini(&rt->workers[i].hot.q);
@@ -103,7 +105,7 @@ static int rt_build(herd__rt *rt, const herd_config *cfg) {
         if (herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0)
             return HERD_ENOMEM;
     }
-    return 0;
+    return herd__trace_open(rt);
 }
 
 static void stop_workers(herd__rt *rt, int started) {
@@ -207,6 +209,10 @@ HERD_API int herd_stop(void) {
         rc = herd__stats_report(&rt->set, st, rt->nworkers);
         free(st);
     }
+    /* The workers are joined: their trace buffers are ours to read. */
+    int trc = herd__trace_write(rt);
+    if (trc)
+        rc = trc;
     rt->sched->fini(rt);
     /* ORDER: release; pairs with the acquire loads in herd_run() and
      * herd_num_workers() (no run is in progress: closing refused new ones). */

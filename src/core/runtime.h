@@ -111,6 +111,7 @@ typedef struct herd__worker {
     void *native_low;
     size_t native_size;
     herd__counters stats;
+    struct herd__trace_buf *trace; /* HERD_TRACE: owner-only events, NULL when off (trace.h) */
 } __attribute__((aligned(64))) herd__worker;
 
 /* The scheduler seam: a table of operations chosen at start-up. The worker
