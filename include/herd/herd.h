@@ -70,6 +70,7 @@ typedef struct herd_config {
     int stack_guard;      /**< HERD_STACK_GUARD: 1 detects overflow (default), -1 off */
     const char *spawn;    /**< HERD_SPAWN: help-first (default), work-first */
     const char *steal;    /**< HERD_STEAL: one, half, chunk:N; default: the scheduler's */
+    const char *trace;    /**< HERD_TRACE: path of a timeline (Chrome trace JSON) written at stop */
 } herd_config;
 
 /* --------------------------------------------------------------- lifecycle */
@@ -82,8 +83,12 @@ typedef struct herd_config {
 HERD_API int herd_start(const herd_config *cfg);
 
 /** Stop the runtime: waits for tasks still running from herd_run() callers,
- *  joins the workers, prints or writes statistics if HERD_STATS asks.
- *  Context: outside herd tasks. Returns 0, HERD_ESTATE, or HERD_ETASK. */
+ *  joins the workers, prints or writes statistics if HERD_STATS asks and
+ *  writes the timeline if HERD_TRACE asks.
+ *  Context: outside herd tasks. Returns 0, HERD_ESTATE, HERD_ETASK, or
+ *  HERD_ESYS when the HERD_STATS or HERD_TRACE file cannot be written (a
+ *  message naming the variable and the path is printed to stderr; the
+ *  runtime is stopped all the same). */
 HERD_API int herd_stop(void);
 
 /** Number of workers of the started runtime, or 0 when not started. */

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -56,7 +57,7 @@ static const struct known_var {
 } known_vars[] = {
     {"HERD_WORKERS", 0},  {"HERD_SCHED", 0}, {"HERD_BIND", 0},        {"HERD_TOPOLOGY", 0},
     {"HERD_SHEPHERD", 0}, {"HERD_STACK", 0}, {"HERD_STACK_GUARD", 0}, {"HERD_IDLE", 0},
-    {"HERD_STATS", 0},    {"HERD_TRACE", 1},  {"HERD_SPAWN", 0},       {"HERD_STEAL", 0},
+    {"HERD_STATS", 0},    {"HERD_TRACE", 0},  {"HERD_SPAWN", 0},       {"HERD_STEAL", 0},
 };
 #define NKNOWN (sizeof known_vars / sizeof known_vars[0])
 
@@ -549,6 +550,68 @@ static int resolve_stats(const herd_config *cfg, herd__settings *out) {
     return 0;
 }
 
+/* HERD_TRACE: the file is written at herd_stop(), so a path that cannot
+ * work is refused now, before the run rather than after it. Only what can
+ * be seen at start-up is checked (the directory exists and may be written);
+ * a full disk, or a directory removed meanwhile, still shows at stop. */
+#define TRACE_FORMS "the path of a file to write, in an existing directory"
+
+static const char *trace_path_problem(const char *path, char *buf, size_t len) {
+    struct stat st;
+    char dir[1024], shown[256];
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return "is a directory";
+        if (access(path, W_OK) != 0) {
+            snprintf(buf, len, "file not writable (%s)", strerror(errno));
+            return buf;
+        }
+        return NULL;
+    }
+    if (errno != ENOENT) {
+        snprintf(buf, len, "cannot use the path (%s)", strerror(errno));
+        return buf;
+    }
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    show_value(dir, shown, sizeof shown);
+    if (stat(dir, &st) != 0) {
+        if (errno == ENOENT)
+            snprintf(buf, len, "directory %s does not exist", shown);
+        else
+            snprintf(buf, len, "directory %s: %s", shown, strerror(errno));
+        return buf;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(buf, len, "%s is not a directory", shown);
+        return buf;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(buf, len, "directory %s not writable (%s)", shown, strerror(errno));
+        return buf;
+    }
+    return NULL;
+}
+
+static int resolve_trace(const herd_config *cfg, herd__settings *out) {
+    origin o;
+    char problem[512];
+    origin_of(&o, cfg, cfg ? cfg->trace : NULL, "trace", "HERD_TRACE");
+    out->trace_path[0] = '\0';
+    if (!o.value) return 0;
+    if (o.value[0] == '\0') return complain(&o, "empty value", "accepted", TRACE_FORMS);
+    if (strlen(o.value) >= sizeof out->trace_path)
+        return complain(&o, "path too long (at most 1023 characters)", "accepted", TRACE_FORMS);
+    const char *why = trace_path_problem(o.value, problem, sizeof problem);
+    if (why) return complain(&o, why, "accepted", TRACE_FORMS);
+    memcpy(out->trace_path, o.value, strlen(o.value) + 1);
+    return 0;
+}
+
 static int resolve_stack_guard(const herd_config *cfg, herd__settings *out) {
     origin o;
     if (cfg && cfg->stack_guard != 0) {
@@ -577,6 +640,7 @@ int herd__settings_resolve(const herd_config *cfg, herd__settings *out) {
         resolve_workers, resolve_sched, resolve_bind,  resolve_topology,    resolve_shepherd,
         resolve_stack,   resolve_idle,  resolve_stats, resolve_stack_guard, resolve_spawn,
         resolve_steal,
+        resolve_trace,
     };
     memset(out, 0, sizeof *out);
     if (check_variable_names()) return HERD_EINVAL;

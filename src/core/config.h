@@ -50,6 +50,7 @@ typedef struct herd__settings {
     herd__spawn_policy spawn;
     herd__steal_amount steal;
     int steal_chunk;          /* HERD__TAKE_CHUNK: tasks per steal, >= 1 */
+    char trace_path[1024];    /* HERD_TRACE: file written at herd_stop(); "" = off */
 } herd__settings;
 
 /* Merge cfg (may be NULL), the environment and the defaults into out.
@@ -67,5 +68,8 @@ int herd__stats_report(const herd__settings *s, const herd_worker_stats *w, int 
 /* Write the table / JSON to a stream (exposed for tests). */
 void herd__stats_print_table(FILE *out, const herd_worker_stats *w, int n);
 void herd__stats_print_json(FILE *out, const herd__settings *s, const herd_worker_stats *w, int n);
+/* s as a JSON string literal (escaped; bytes that are not UTF-8 become
+ * U+FFFD), or null when s is NULL. Shared with the trace writer. */
+void herd__json_string(FILE *out, const char *s);
 
 #endif

@@ -1,5 +1,6 @@
 /* Runtime lifecycle: herd_start, herd_stop, herd_run, statistics. */
 #include "core/runtime.h"
+#include "core/trace.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -68,6 +69,7 @@ static void *worker_main(void *p) {
 }
 
 void herd__rt_free(herd__rt *rt) {
+    herd__trace_free(rt);
     if (rt->sched_ready)
         rt->sched->fini(rt);
     herd__ult_pool_free(rt);
@@ -176,7 +178,7 @@ int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
     if (rt->sched->init(rt) != 0)
         return HERD_ENOMEM;
     rt->sched_ready = 1;
-    return 0;
+    return herd__trace_open(rt);
 }
 
 static void stop_workers(herd__rt *rt, int started) {
@@ -276,17 +278,22 @@ HERD_API int herd_stop(void) {
         usleep(1000);
     herd_worker_stats *st = calloc((size_t)rt->nworkers, sizeof *st);
     stop_workers(rt, rt->nworkers);
+    int rc = 0;
     if (st) {
         collect_stats(rt, st, rt->nworkers);
-        herd__stats_report(&rt->set, st, rt->nworkers);
+        rc = herd__stats_report(&rt->set, st, rt->nworkers);
         free(st);
     }
+    /* The workers are joined: their trace buffers are ours to read. */
+    int trc = herd__trace_write(rt);
+    if (trc)
+        rc = trc;
     /* ORDER: release; pairs with the acquire loads in herd_run() and
      * herd_num_workers() (no run is in progress: closing refused new ones). */
     __atomic_store_n(&herd__rt_global, NULL, __ATOMIC_RELEASE);
     herd__rt_free(rt);
     pthread_mutex_unlock(&lifecycle);
-    return 0;
+    return rc;
 }
 
 HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size) {

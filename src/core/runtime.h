@@ -129,6 +129,7 @@ typedef struct herd__worker {
     void *native_low;
     size_t native_size;
     herd__counters stats;
+    struct herd__trace_buf *trace; /* HERD_TRACE: owner-only events, NULL when off (trace.h) */
 } __attribute__((aligned(4096))) herd__worker; /* a page each: see worker_main() */
 
 /* The scheduler seam (docs/design/scheduler-seam.md): a table of operations

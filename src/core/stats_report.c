@@ -137,8 +137,8 @@ static size_t utf8_length(const unsigned char *p) {
     return n;
 }
 
-/* s as a JSON string literal; NULL as null. */
-static void json_string(FILE *out, const char *s) {
+/* s as a JSON string literal; NULL as null (config.h). */
+void herd__json_string(FILE *out, const char *s) {
     if (!s) {
         fputs("null", out);
         return;
@@ -229,21 +229,21 @@ static void json_settings(FILE *out, const herd__settings *s) {
         return;
     }
     fprintf(out, "{\"workers\": %d, \"sched\": ", s->workers);
-    json_string(out, s->sched);
+    herd__json_string(out, s->sched);
     fputs(", \"bind\": ", out);
-    json_string(out, bind_name(s->bind));
+    herd__json_string(out, bind_name(s->bind));
     fputs(", \"topology\": ", out);
-    json_string(out, s->topology);
+    herd__json_string(out, s->topology);
     fputs(", \"shepherd\": ", out);
-    json_string(out, herd__topo_level_name(s->shepherd));
+    herd__json_string(out, herd__topo_level_name(s->shepherd));
     fprintf(out, ", \"stack_size\": %zu, \"idle\": ", s->stack_size);
-    json_string(out, idle_name(s->idle));
+    herd__json_string(out, idle_name(s->idle));
     fprintf(out, ", \"stack_guard\": %s, \"spawn\": ", s->stack_guard ? "true" : "false");
-    json_string(out, s->spawn == HERD__SPAWN_WORK_FIRST ? "work-first" : "help-first");
+    herd__json_string(out, s->spawn == HERD__SPAWN_WORK_FIRST ? "work-first" : "help-first");
     char steal[32];
     steal_name(s, steal, sizeof steal);
     fputs(", \"steal\": ", out);
-    json_string(out, steal);
+    herd__json_string(out, steal);
     fputc('}', out);
 }
 

@@ -9,6 +9,7 @@
  * join record when they finish (J3); the parent counts how many children it
  * did not run itself (nspawned) and, if some still run, suspends (J2). */
 #include "core/runtime.h"
+#include "core/trace.h"
 
 #include <limits.h>
 #include <linux/futex.h>
@@ -146,11 +147,13 @@ void herd__run_root(herd__worker *w, herd__taskcopy *t) {
     herd__frame fr;
     herd__frame_open(&fr, &w->hot, t->fn, NULL);
     w->hot.frame = &fr;
+    herd__trace_run(w, t->fn, t->kind);
     t->fn(t->arg);
     herd__frame_wait(&fr);
     w = herd__self();
     w->hot.frame = NULL;
     HERD__COUNT(w, roots);
+    herd__trace_task_end(w, HERD__TRACE_FINISHED);
     task_done(t);
 }
 

@@ -11,6 +11,7 @@
 #include "core/runtime.h"
 
 #include "arch/context.h"
+#include "core/trace.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -267,6 +268,7 @@ static void post_free(herd__worker *w, herd__ult *u, void *arg) {
  * (its stack holds nothing but an idle scheduler loop). Never returns. */
 void herd__resume_from_loop(herd__worker *w, herd__ult *u) {
     herd__ult *me = w->cur;
+    herd__trace_resume(w, u);
     if (!herd__stack_canary_ok(me->stack))
         herd__overflow_report_canary(w, me);
     if (herd__stack_arm(&w->rt->stacks, u->stack) != 0)
@@ -294,6 +296,7 @@ void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *ar
     w->post_arg = arg;
     HERD__COUNT(w, blocks);
     herd__stack_park(&w->rt->stacks, me->stack);
+    herd__trace_task_end(w, HERD__TRACE_SUSPENDED);
     herd__switch(w, me, next);
     /* Resumed, maybe elsewhere. J5: our frames' children were all counted
      * in their nspawned before we suspended, and any still queued run as

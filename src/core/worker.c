@@ -22,6 +22,7 @@
  * waker that misses the announcement made its work visible before the
  * sleeper's recheck, which then sees it. */
 #include "core/runtime.h"
+#include "core/trace.h"
 
 #include <limits.h>
 #include <sched.h>
@@ -172,6 +173,7 @@ static int find_work(herd__worker *w, herd__work *out) {
         return 1;
     if (rt->nworkers > 1 && rt->sched->steal && rt->sched->steal(w, out)) {
         count_steal(w, out);
+        herd__trace_steal(w, out);
         return 1;
     }
     return 0;
@@ -236,6 +238,7 @@ void herd__sched_loop(herd__worker *w) {
         if (find_work(w, &work)) {
             if (idle_since) {
                 uint64_t d = herd__now_ns() - idle_since;
+                herd__trace_idle(w, idle_since, idle_since + d);
                 atomic_store_explicit(
                     &w->stats.idle_ns,
                     atomic_load_explicit(&w->stats.idle_ns, memory_order_relaxed) + d,
@@ -256,6 +259,7 @@ void herd__sched_loop(herd__worker *w) {
             /* herd_stop() runs only when no herd_run() is in progress, so no
              * task exists anywhere: leaving is safe. */
             uint64_t d = herd__now_ns() - idle_since;
+            herd__trace_idle(w, idle_since, idle_since + d);
             atomic_store_explicit(&w->stats.idle_ns,
                                   atomic_load_explicit(&w->stats.idle_ns, memory_order_relaxed) + d,
                                   memory_order_relaxed);

@@ -57,6 +57,7 @@ static const flag flags[] = {
     {"--stats", "HERD_STATS", "X", CMD_RUN,
      "1: a per-worker table at exit; a path: JSON there"},
     {"--idle", "HERD_IDLE", "P", CMD_RUN, "idle policy: spin, sleep, adaptive"},
+    {"--trace", "HERD_TRACE", "PATH", CMD_RUN, "write a timeline there (Chrome trace JSON)"},
 };
 #define NFLAGS (sizeof flags / sizeof flags[0])
 

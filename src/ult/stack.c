@@ -10,6 +10,9 @@
 void *__tsan_create_fiber(unsigned flags);
 void __tsan_destroy_fiber(void *fiber);
 #endif
+#if defined(HERD_ASAN)
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#endif
 
 /* Guards currently PROT_NONE, process-wide. ORDER: relaxed everywhere; it
  * is a budget, read as an estimate; each stack's own `guarded` flag (owned by
@@ -74,6 +77,13 @@ void herd__stack_delete(const herd__stack_conf *c, herd__stack *s) {
         atomic_fetch_sub_explicit(&guards_in_use, 1, memory_order_relaxed);
 #if defined(HERD_TSAN)
     __tsan_destroy_fiber(s->tsan_fiber);
+#endif
+#if defined(HERD_ASAN)
+    /* A stack abandoned mid-call (a ULT that ends by switching away) keeps
+     * its frames' redzones in ASan's shadow, and munmap does not clear
+     * them: the next mapping at these addresses (a file, another stack)
+     * would read as poisoned. */
+    __asan_unpoison_memory_region(s->map, s->map_size);
 #endif
     munmap(s->map, s->map_size);
 }

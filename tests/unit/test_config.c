@@ -159,6 +159,7 @@ static void test_defaults(void) {
     CHECK(s.spawn == HERD__SPAWN_HELP_FIRST);
     CHECK(s.steal == HERD__TAKE_DEFAULT);
     CHECK(s.shepherd_set == 0);
+    CHECK(s.trace_path[0] == '\0');
 
     /* A zeroed config is the same as none. */
     herd_config cfg;
@@ -509,6 +510,47 @@ static void test_config_errors(void) {
            "1 (on), -1 (off), 0 (from HERD_STACK_GUARD)");
 }
 
+/* HERD_TRACE: a path whose directory exists and may be written; what
+ * cannot work is refused at start-up, not found out at herd_stop(). */
+static void test_trace(void) {
+    herd__settings s;
+    const char *forms = "the path of a file to write, in an existing directory";
+    if (accept_env("HERD_TRACE", "/tmp/herd test trace.json", &s))
+        CHECK(strcmp(s.trace_path, "/tmp/herd test trace.json") == 0);
+    if (accept_env("HERD_TRACE", "trace-config-test.json", &s)) /* the working directory */
+        CHECK(strcmp(s.trace_path, "trace-config-test.json") == 0);
+    if (accept_env("HERD_TRACE", "/dev/null", &s)) /* an existing writable file */
+        CHECK(strcmp(s.trace_path, "/dev/null") == 0);
+    reject_env("HERD_TRACE", "", "empty value", "accepted", forms);
+    reject_env("HERD_TRACE", "/nonexistent-herd-dir/t.json",
+               "directory /nonexistent-herd-dir does not exist", "accepted", forms);
+    reject_env("HERD_TRACE", "/nonexistent-herd-dir/", "directory /nonexistent-herd-dir does not "
+               "exist", "accepted", forms);
+    reject_env("HERD_TRACE", "/tmp", "is a directory", "accepted", forms);
+    reject_env("HERD_TRACE", "/tmp/", "is a directory", "accepted", forms);
+    reject_env("HERD_TRACE", "/dev/null/t.json", "cannot use the path (Not a directory)",
+               "accepted", forms);
+
+    char longpath[1100];
+    memset(longpath, 'p', sizeof longpath - 1);
+    longpath[sizeof longpath - 1] = '\0';
+    CHECK(resolve_with(NULL, "HERD_TRACE", longpath, &s) == HERD_EINVAL);
+    CHECK(starts_with(captured, "herd: HERD_TRACE=ppp"));
+    CHECK(strstr(captured, "path too long") != NULL);
+
+    /* The config field wins, and is held to the same rules. */
+    herd_config cfg = zero_config();
+    cfg.trace = "/tmp/from-config.json";
+    CHECK(resolve_with(&cfg, "HERD_TRACE", "/nonexistent-herd-dir/t.json", &s) == 0 &&
+          strcmp(s.trace_path, "/tmp/from-config.json") == 0);
+    cfg.trace = "";
+    reject(&cfg, "HERD_TRACE", "/tmp/t.json", "config.trace", "\"\"", "empty value", "accepted",
+           forms);
+    cfg.trace = "/nonexistent-herd-dir/t.json";
+    reject(&cfg, NULL, NULL, "config.trace", "/nonexistent-herd-dir/t.json",
+           "directory /nonexistent-herd-dir does not exist", "accepted", forms);
+}
+
 /* ------------------------------------------------------------ variables */
 
 static void test_unknown_variables(void) {
@@ -534,12 +576,9 @@ static void test_unknown_variables(void) {
     CHECK(resolve_with(NULL, "herd_workers", "x", &s) == 0 && captured[0] == '\0');
     CHECK(resolve_with(NULL, "HERDSMAN", "x", &s) == 0 && captured[0] == '\0');
 
-    /* Reserved: a warning, and start-up goes on. */
-    CHECK(resolve_with(NULL, "HERD_TRACE", "/tmp/trace.json", &s) == 0);
-    CHECK(strcmp(captured, "herd: HERD_TRACE is not implemented yet; ignored\n") == 0);
 
     /* An unknown name is rejected even when every field comes from cfg. */
-    herd_config cfg = {4, "ws", "none", "pack:1 pu:2", "pu", 65536, "spin", "1", 1, NULL, NULL};
+    herd_config cfg = {4, "ws", "none", "pack:1 pu:2", "pu", 65536, "spin", "1", 1, NULL, NULL, NULL};
     CHECK(resolve_with(&cfg, "HERD_WORKER", "4", &s) == HERD_EINVAL);
     CHECK(strstr(captured, "(did you mean HERD_WORKERS?)") != NULL);
     CHECK(resolve_with(&cfg, NULL, NULL, &s) == 0);
@@ -619,6 +658,7 @@ int main(void) {
     test_idle();
     test_spawn_steal();
     test_stats();
+    test_trace();
     test_stack_guard();
     test_config_wins();
     test_config_errors();

@@ -209,6 +209,29 @@ static void check_bad_settings(void) {
         CHECK(setenv("HERD_WORKERS", saved, 1) == 0);
 }
 
+static int stop_rc;
+static void stop_into(void *p) {
+    (void)p;
+    stop_rc = herd_stop();
+}
+
+/* A statistics file that cannot be written: herd_stop() says so on stderr
+ * and returns HERD_ESYS, and the runtime is stopped all the same. */
+static void check_stats_unwritable(void) {
+    herd_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.stats = "/nonexistent-herd-dir/stats.json"; /* not checked at start-up */
+    CHECK_OK(herd_start(&cfg));
+    CHECK_OK(herd_run(nop, NULL, 0));
+    char msg[4096];
+    capture_stderr(stop_into, NULL, msg, sizeof msg);
+    CHECK_RC(stop_rc, HERD_ESYS);
+    CHECK(strcmp(msg, "herd: HERD_STATS=/nonexistent-herd-dir/stats.json: cannot write: "
+                      "No such file or directory\n") == 0);
+    CHECK_EQ(herd_num_workers(), 0);
+    CHECK_RC(herd_stop(), HERD_ESTATE);
+}
+
 int main(void) {
     STEP("before start");
     CHECK_EQ(herd_num_workers(), 0);
@@ -257,6 +280,9 @@ int main(void) {
     CHECK_OK(herd_start(NULL)); /* the environment is as it was */
     CHECK_OK(herd_run(inside_root, NULL, 0));
     CHECK_OK(herd_stop());
+
+    STEP("a statistics file that cannot be written: HERD_ESYS from herd_stop");
+    check_stats_unwritable();
 
     STEP("non-blocking synchronisation calls outside a task");
     check_outside_task_nonblocking();

@@ -10,6 +10,7 @@
 // herd-test-env: HERD_WORKERS=4 HERD_IDLE=sleep
 // herd-test-env: HERD_WORKERS=8 HERD_IDLE=spin
 // herd-test-env: HERD_WORKERS=3 HERD_STACK=64K
+// herd-test-env: HERD_WORKERS=2 HERD_TRACE=unit_sync_trace.json
 // herd-test-timeout: 120
 #include "../common/check.h"
 
