@@ -44,7 +44,7 @@ from . import report
 from .model import (BINARY, DEFAULT_SCHEDS, FIB_N, KERNELS, SORT_N, Row, Run, Sched,
                     build_configs, expand_scheds)
 from .plot import plot
-from .runner import git_commit, machine, measure_idle, run_once
+from .runner import git_commit, loadavg, machine, measure_idle, run_once
 
 DEFAULT_TOPOLOGY = "pack:4 core:8 pu:1"
 
@@ -146,6 +146,9 @@ def print_tables(rows: list[Row], scheds: list[Sched], doc: dict[str, Any],
     print(f"herd benchmarks: {m.get('cpu')} ({m.get('affinity')} PUs), commit "
           f"{(git.get('commit') or 'unknown')[:12]}{' (dirty)' if git.get('dirty') else ''}, "
           f"{doc['reps']} run(s) per configuration, shuffled (seed {doc['seed']})")
+    busy = busy_note(m.get("loadavg"), m.get("affinity") or 1)
+    if busy:
+        print(busy)
     first = scheds[0]
     if not counters_only:
         print(f"\nmain comparison, scheduler {first.name} "
@@ -170,6 +173,17 @@ def print_tables(rows: list[Row], scheds: list[Sched], doc: dict[str, Any],
         print(report.sched_table(rows, scheds, topo))
         print()
         print(report.counter_table(rows, scheds, topo, topo_w))
+
+
+def busy_note(start: Optional[list[float]], pus: int) -> str:
+    """A warning when the machine was already loaded when the runs began (the
+    1-minute load average above 1.5 per PU, plus one): other work competing
+    with the runs makes times noisy. Only the start counts: the runs' own
+    workers load the machine afterwards. Both ends are in the results file."""
+    if not start or start[0] <= pus * 1.5 + 1:
+        return ""
+    return (f"NOTE: the machine was busy when the runs began (load average {start[0]:.1f} on "
+            f"{pus} PUs): other work competed with them, so times are noisy")
 
 
 def results_doc(args: argparse.Namespace, configs: list, started: _dt.datetime
@@ -256,6 +270,7 @@ def main(argv: list[str]) -> int:
                   f"{status}  (eta {eta:.0f} s)", file=sys.stderr, flush=True)
 
     doc["finished"] = _dt.datetime.now().isoformat(timespec="seconds")
+    doc["loadavg_finished"] = loadavg()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1) + "\n")
 

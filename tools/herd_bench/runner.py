@@ -128,9 +128,18 @@ def machine() -> dict[str, Any]:
                 break
     except OSError:
         pass
-    return {"host": platform.node(), "cpu": cpu, "nproc": os.cpu_count(),
+    return {"host": platform.node(), "cpu": cpu, "nproc": os.cpu_count(), "loadavg": loadavg(),
             "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
             "kernel": platform.release(), "python": platform.python_version()}
+
+
+def loadavg() -> Optional[list[float]]:
+    """The 1, 5 and 15 minute load averages: other work on the machine
+    while benchmarks run is worth knowing about."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
 
 
 def measure_idle(bindir: Path, workers: int) -> tuple[Optional[dict[str, Any]], str]:

@@ -306,3 +306,9 @@ def test_end_to_end_refused_scheduler_is_failed_not_dropped(
                                     expand_scheds(["ws", "nosuch"], [], []), None),
                  "sort 1K", "2")[-1] == "FAILED"
     assert "nosuch: 3 configuration(s) FAILED" in err
+
+
+def test_busy_note_only_when_loaded_at_start() -> None:
+    assert cli.busy_note([1.0, 1.0, 1.0], 2) == ""
+    assert cli.busy_note(None, 2) == ""
+    assert "busy" in cli.busy_note([9.5, 3.0, 1.0], 2)
