@@ -76,8 +76,7 @@ static void fork_task(herd_fn fn, void *arg, size_t size) {
 }
 
 static void join(void) {
-    if (!serial)
-        herd_wait();
+    if (!serial) herd_wait();
 }
 
 /* ------------------------------------------------------ sequential pieces */
@@ -103,12 +102,9 @@ static inline void swap_elem(elem *x, elem *y) {
 static void quick_sort(elem *a, size_t n) {
     while (n > 16) {
         size_t mid = n / 2;
-        if (a[mid] < a[0])
-            swap_elem(&a[mid], &a[0]);
-        if (a[n - 1] < a[0])
-            swap_elem(&a[n - 1], &a[0]);
-        if (a[n - 1] < a[mid])
-            swap_elem(&a[n - 1], &a[mid]);
+        if (a[mid] < a[0]) swap_elem(&a[mid], &a[0]);
+        if (a[n - 1] < a[0]) swap_elem(&a[n - 1], &a[0]);
+        if (a[n - 1] < a[mid]) swap_elem(&a[n - 1], &a[mid]);
         elem pivot = a[mid];
         size_t i = 0, j = n - 1;
         for (;;) {
@@ -116,8 +112,7 @@ static void quick_sort(elem *a, size_t n) {
                 i++;
             while (a[j] > pivot)
                 j--;
-            if (i >= j)
-                break;
+            if (i >= j) break;
             swap_elem(&a[i], &a[j]);
             i++;
             j--;
@@ -267,8 +262,7 @@ static void fill(elem *a, size_t n, uint64_t seed) {
 /* Index of the first element out of order, or n when sorted. */
 static size_t first_unsorted(const elem *a, size_t n) {
     for (size_t i = 1; i < n; i++)
-        if (a[i] < a[i - 1])
-            return i;
+        if (a[i] < a[i - 1]) return i;
     return n;
 }
 
@@ -350,30 +344,30 @@ int main(int argc, char **argv) {
         digest out = digest_of(a, (size_t)n);
         size_t bad = first_unsorted(a, (size_t)n);
         if (bad != (size_t)n) {
-            fprintf(stderr, "sort rep %ld: out of order at index %zu (%" PRId32 " after %" PRId32
-                    ")\n", r, bad, a[bad], a[bad - 1]);
+            fprintf(stderr,
+                    "sort rep %ld: out of order at index %zu (%" PRId32 " after %" PRId32 ")\n", r,
+                    bad, a[bad], a[bad - 1]);
             verified = 0;
         }
         if (out.count != in.count || out.sum != in.sum || out.hash != in.hash) {
-            fprintf(stderr, "sort rep %ld: output is not a permutation of the input "
+            fprintf(stderr,
+                    "sort rep %ld: output is not a permutation of the input "
                     "(sum %" PRIx64 " vs %" PRIx64 ", hash %" PRIx64 " vs %" PRIx64 ")\n",
                     r, out.sum, in.sum, out.hash, in.hash);
             verified = 0;
         }
-        fprintf(stderr, "sort n=%ld %s w=%ld rep %ld: %.6f s\n", n, serial ? "seq" : "par",
-                workers, r, times[r]);
+        fprintf(stderr, "sort n=%ld %s w=%ld rep %ld: %.6f s\n", n, serial ? "seq" : "par", workers,
+                r, times[r]);
     }
     if (spawn_fallbacks)
         fprintf(stderr, "note: %llu children ran inline (queue full)\n",
                 (unsigned long long)spawn_fallbacks);
-    if (!serial)
-        herd_stop();
+    if (!serial) herd_stop();
 
     double med = done ? bench_median(times, done) : 0.0;
     print_params((size_t)n, (uint64_t)seed);
     printf(",\"workers\":%ld,\"seconds\":%.9f,\"melems_per_s\":%.3f,\"verified\":%s,\"reps\":%ld,",
-           workers, med, med > 0 ? (double)n / med / 1e6 : 0.0, verified ? "true" : "false",
-           reps);
+           workers, med, med > 0 ? (double)n / med / 1e6 : 0.0, verified ? "true" : "false", reps);
     bench_print_times(stdout, times, done);
     printf("}\n");
     free(times);

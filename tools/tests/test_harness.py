@@ -312,3 +312,18 @@ def test_busy_note_only_when_loaded_at_start() -> None:
     assert cli.busy_note([1.0, 1.0, 1.0], 2) == ""
     assert cli.busy_note(None, 2) == ""
     assert "busy" in cli.busy_note([9.5, 3.0, 1.0], 2)
+
+
+def test_counters_only_runs_largest_worker_count_and_topology(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out_json = tmp_path / "r.json"
+    rc = cli.main(["--bindir", str(fake_bindir(tmp_path)), "--kernels", "sort", "--scheds",
+                   "ws", "--workers", "1,2", "--reps", "2", "--counters", "--no-plot",
+                   "--topology-workers", "4", "--out", str(out_json)])
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    runs = json.loads(out_json.read_text())["runs"]
+    assert sorted(r["workers"] for r in runs) == [2, 2, 4, 4]
+    assert "main comparison" not in out and "steal counters" in out
+    # The fake writes steals 1 per worker: 2 on this machine, 4 on the topology.
+    assert cells(out, "sort 4M", "ws")[3] == "2"
