@@ -35,6 +35,11 @@ void bench_usage_error(const char *usage, const char *what, const char *arg) {
     exit(2);
 }
 
+void bench_help(const char *usage) {
+    printf("usage: %s\n", usage);
+    exit(0);
+}
+
 const char *bench_str_arg(int argc, char **argv, int *i, const char *usage) {
     if (*i + 1 >= argc)
         bench_usage_error(usage, "missing value for option", argv[*i]);

@@ -27,6 +27,9 @@ const char *bench_str_arg(int argc, char **argv, int *i, const char *usage);
 void bench_usage_error(const char *usage, const char *what, const char *arg)
     __attribute__((noreturn));
 
+/** Print "usage: <usage>" on stdout and exit 0 (for --help / -h). */
+void bench_help(const char *usage) __attribute__((noreturn));
+
 /** Write `"times":[t0,t1,...]` (no surrounding comma) to f. */
 void bench_print_times(FILE *f, const double *t, int n);
 

@@ -116,6 +116,8 @@ int main(int argc, char **argv) {
             reps = (int)bench_int_arg(argc, argv, &i, 1, 100000, usage);
         else if (!strcmp(argv[i], "--stack"))
             stack = bench_int_arg(argc, argv, &i, 0, 1L << 30, usage);
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            bench_help(usage);
         else
             bench_usage_error(usage, "unknown option", argv[i]);
     }

@@ -201,7 +201,9 @@ int main(int argc, char **argv) {
                 mode = COUNT_RETURN;
             else
                 bench_usage_error(usage, "--count takes worker or return", m);
-        } else
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            bench_help(usage);
+        else
             bench_usage_error(usage, "unknown option", argv[i]);
     }
     if (!name)

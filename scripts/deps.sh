@@ -9,6 +9,10 @@
 # usage: scripts/deps.sh [--py MODULE[=APT_PACKAGE]]...
 #   --py pytest            also make `python3 -c "import pytest"` work
 #                          (installs python3-pytest unless another package is named)
+#   --py matplotlib        the benchmark figure (scripts/bench asks for it)
+# Python modules go where `python3` looks: Debian's python3-* packages for the
+# system interpreter, pip for another one first on PATH (pyenv, a venv),
+# which cannot see Debian's packages.
 set -euo pipefail
 
 say() { printf 'deps: %s\n' "$*"; }
@@ -33,6 +37,11 @@ probe() {
     esac
 }
 
+# The python3 on PATH is the system one when its base prefix is /usr.
+system_python() {
+    have python3 && [ "$(python3 -c 'import sys; print(sys.base_prefix)' 2>/dev/null)" = /usr ]
+}
+
 py_modules=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -52,17 +61,39 @@ missing=()
 for p in "${required[@]}"; do
     probe "$p" || missing+=("$p")
 done
+pip_missing=()
 for spec in "${py_modules[@]+"${py_modules[@]}"}"; do
     mod=${spec%%=*}
     pkg=python3-$mod
     [ "$spec" != "$mod" ] && pkg=${spec#*=}
     if ! { have python3 && python3 -c "import $mod" >/dev/null 2>&1; }; then
-        missing+=("$pkg")
+        if ! have python3 || system_python; then
+            missing+=("$pkg")
+        else
+            pip_missing+=("$mod")
+        fi
     fi
 done
 
+# A python3 that is not the system one (pyenv, a venv): its own pip.
+if [ ${#pip_missing[@]} -gt 0 ]; then
+    say "python3 ($(command -v python3)) is not the system interpreter; pip install ${pip_missing[*]}"
+    pip_log=$(mktemp)
+    if ! python3 -m pip install -q "${pip_missing[@]}" >"$pip_log" 2>&1; then
+        cat "$pip_log" >&2
+        rm -f "$pip_log"
+        die "pip install ${pip_missing[*]} failed"
+    fi
+    rm -f "$pip_log"
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
-    say "all requirements present"
+    still=()
+    for mod in "${pip_missing[@]+"${pip_missing[@]}"}"; do
+        python3 -c "import $mod" >/dev/null 2>&1 || still+=("python:$mod")
+    done
+    [ ${#still[@]} -eq 0 ] || die "still missing after install: ${still[*]}"
+    [ ${#pip_missing[@]} -gt 0 ] && say "installed: ${pip_missing[*]}" || say "all requirements present"
     exit 0
 fi
 
