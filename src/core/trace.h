@@ -17,8 +17,9 @@
 #include <stdint.h>
 
 /* The most events one worker keeps; later ones are counted as dropped.
- * 2^20 events are 32 MiB of buffer and roughly 100 MB of JSON per worker,
- * about what the Perfetto UI still opens comfortably. */
+ * 2^20 events are 32 MiB of buffer and roughly 130 MB of JSON per worker:
+ * a trace of a few workers stays a file that a viewer running in a browser
+ * (Perfetto's UI) can load. */
 #define HERD__TRACE_CAP ((size_t)1 << 20)
 /* The cap the next herd_start() uses, at most HERD__TRACE_CAP: tests lower
  * it to see events dropped. */
