@@ -17,8 +17,9 @@
 #include <stdint.h>
 
 /* The most events one worker keeps; later ones are counted as dropped.
- * 2^20 events are 32 MiB of buffer and roughly 100 MB of JSON per worker,
- * about what the Perfetto UI still opens comfortably. */
+ * 2^20 events are 32 MiB of buffer and roughly 130 MB of JSON per worker:
+ * a trace of a few workers stays a file that a viewer running in a browser
+ * (Perfetto's UI) can load. */
 #define HERD__TRACE_CAP ((size_t)1 << 20)
 /* The cap the next herd_start() uses, at most HERD__TRACE_CAP: tests lower
  * it to see events dropped. */
@@ -71,7 +72,7 @@ static inline void herd__trace_task_end(herd__worker *w, int how) {
         herd__trace_task_end_slow(w, how);
 }
 
-/* w's scheduler stole `got` (got->victim, got->taken). */
+/* w's scheduler stole `got` (got->victim, got->ntasks). */
 static inline void herd__trace_steal(herd__worker *w, const herd__work *got) {
     if (__builtin_expect(w->trace != NULL, 0))
         herd__trace_steal_slow(w, got);
