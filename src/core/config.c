@@ -47,17 +47,11 @@ extern char **environ;
 
 /* ------------------------------------------------------------- variables */
 
-/* The one list of HERD_* names. A reserved variable is documented but does
- * nothing yet: it earns a warning rather than an error, so that job scripts
- * written for a later version still run on this one.
- * The README's "Environment reference" mirrors this table. */
-static const struct known_var {
-    const char *name;
-    int reserved;
-} known_vars[] = {
-    {"HERD_WORKERS", 0},  {"HERD_SCHED", 0}, {"HERD_BIND", 0},        {"HERD_TOPOLOGY", 0},
-    {"HERD_SHEPHERD", 0}, {"HERD_STACK", 0}, {"HERD_STACK_GUARD", 0}, {"HERD_IDLE", 0},
-    {"HERD_STATS", 0},    {"HERD_TRACE", 0},  {"HERD_SPAWN", 0},       {"HERD_STEAL", 0},
+/* The one list of HERD_* names. The README's "Environment reference"
+ * mirrors this table. */
+static const char *const known_vars[] = {
+    "HERD_WORKERS",  "HERD_SCHED", "HERD_BIND",  "HERD_TOPOLOGY", "HERD_SHEPHERD", "HERD_STACK",
+    "HERD_STACK_GUARD", "HERD_IDLE", "HERD_STATS", "HERD_TRACE",  "HERD_SPAWN",    "HERD_STEAL",
 };
 #define NKNOWN (sizeof known_vars / sizeof known_vars[0])
 
@@ -333,12 +327,12 @@ static int unknown_variable(const char *name, size_t len) {
     char known[512], hint[64] = "";
     size_t o = 0, best = 3; /* suggest only within two edits */
     for (size_t i = 0; i < NKNOWN; i++) {
-        int w = snprintf(known + o, sizeof known - o, "%s%s", i ? ", " : "", known_vars[i].name);
+        int w = snprintf(known + o, sizeof known - o, "%s%s", i ? ", " : "", known_vars[i]);
         if (w > 0 && (size_t)w < sizeof known - o) o += (size_t)w;
-        size_t dist = edit_distance(name, len, known_vars[i].name, strlen(known_vars[i].name));
+        size_t dist = edit_distance(name, len, known_vars[i], strlen(known_vars[i]));
         if (dist < best) {
             best = dist;
-            snprintf(hint, sizeof hint, " (did you mean %s?)", known_vars[i].name);
+            snprintf(hint, sizeof hint, " (did you mean %s?)", known_vars[i]);
         }
     }
     char shown[256];
@@ -349,17 +343,15 @@ static int unknown_variable(const char *name, size_t len) {
     return HERD_EINVAL;
 }
 
-/* Every HERD_* name in the environment must be known; reserved ones warn. */
+/* Every HERD_* name in the environment must be known. */
 static int check_variable_names(void) {
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, "HERD_", 5) != 0) continue;
         size_t len = strcspn(*e, "=");
-        const struct known_var *k = NULL;
-        for (size_t i = 0; i < NKNOWN && !k; i++)
-            if (strlen(known_vars[i].name) == len && memcmp(known_vars[i].name, *e, len) == 0)
-                k = &known_vars[i];
-        if (!k) return unknown_variable(*e, len);
-        if (k->reserved) fprintf(stderr, "herd: %s is not implemented yet; ignored\n", k->name);
+        int known = 0;
+        for (size_t i = 0; i < NKNOWN && !known; i++)
+            known = strlen(known_vars[i]) == len && memcmp(known_vars[i], *e, len) == 0;
+        if (!known) return unknown_variable(*e, len);
     }
     return 0;
 }
@@ -494,7 +486,6 @@ static int resolve_spawn(const herd_config *cfg, herd__settings *out) {
 
 static int resolve_steal(const herd_config *cfg, herd__settings *out) {
     origin o;
-    const choice *c;
     origin_of(&o, cfg, cfg ? cfg->steal : NULL, "steal", "HERD_STEAL");
     out->steal = HERD__TAKE_DEFAULT;
     if (!o.value)
@@ -509,11 +500,10 @@ static int resolve_steal(const herd_config *cfg, herd__settings *out) {
         return 0;
     }
     for (size_t i = 0; i < NCHOICES(steal_choices); i++) {
-        if (strcasecmp(steal_choices[i].name, o.value) != 0)
-            continue;
-        c = &steal_choices[i];
-        out->steal = (herd__steal_amount)c->value;
-        return 0;
+        if (strcasecmp(steal_choices[i].name, o.value) == 0) {
+            out->steal = (herd__steal_amount)steal_choices[i].value;
+            return 0;
+        }
     }
     return complain(&o, o.value[0] ? "unknown steal amount" : "empty value", "accepted",
                     STEAL_FORMS);

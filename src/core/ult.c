@@ -121,6 +121,8 @@ static herd__ult *pool_get(herd__rt *rt) {
     herd__ult *u = rt->pool;
     if (u) {
         rt->pool = u->next;
+        /* ORDER: relaxed; npool changes only under pool_lock, whose
+         * acquire/release order the list itself; lock-free reads are hints. */
         atomic_store_explicit(&rt->npool, atomic_load_explicit(&rt->npool, memory_order_relaxed) - 1,
                               memory_order_relaxed);
     }
@@ -129,6 +131,7 @@ static herd__ult *pool_get(herd__rt *rt) {
 }
 
 static int pool_put(herd__rt *rt, herd__ult *u) {
+    /* ORDER: relaxed throughout, as in pool_get(). */
     if (atomic_load_explicit(&rt->npool, memory_order_relaxed) >= STACK_POOL_MAX)
         return 0;
     herd__spin_lock(&rt->pool_lock);

@@ -74,16 +74,22 @@ void herd__wake_one(herd__rt *rt) {
     futex_wake(&rt->wake_seq, 1);
 }
 
-void herd__wake_all(herd__rt *rt) {
-    (void)sleepers_after_fence(rt); /* as in herd__wake_one() */
+/* Bump wake_seq and wake every sleeper; the caller has done W3's fence. */
+static void wake_every(herd__rt *rt) {
+    /* ORDER: release; pairs with the acquire load of wake_seq in idle_sleep(). */
     atomic_fetch_add_explicit(&rt->wake_seq, 1, memory_order_release);
     futex_wake(&rt->wake_seq, INT_MAX);
 }
 
+void herd__wake_all(herd__rt *rt) {
+    (void)sleepers_after_fence(rt); /* as in herd__wake_one() */
+    wake_every(rt);
+}
+
 void herd__wake_for_shepherd(herd__rt *rt, int shepherd) {
     (void)shepherd; /* see runtime.h: every sleeper */
-    if (sleepers_after_fence(rt) != 0)
-        herd__wake_all(rt);
+    if (sleepers_after_fence(rt) != 0) /* W3 */
+        wake_every(rt);
 }
 
 static int take_injected(herd__rt *rt, herd__work *out) {

@@ -142,13 +142,8 @@ static int mts_steal(herd__worker *w, herd__work *out) {
         int v = home->workers[k];
         if (v == w->id)
             continue;
-        herd__ult *u = herd__readyq_pop_back(&rt->workers[v].ready);
-        if (u) {
+        if (herd__steal_ready(w, v, out)) {
             HERD__COUNT(w, steal_attempts);
-            out->ult = u;
-            out->victim = v;
-            out->victim_shepherd = w->shepherd;
-            out->ntasks = 1;
             return 1;
         }
     }
@@ -224,5 +219,6 @@ const herd__sched_ops herd__sched_mts = {
 /* For tests (tests/unit/test_sched.c): hold or release a shepherd's thief
  * flag, as a steal in progress would. */
 void herd__mts_hold_steal(herd__rt *rt, int shepherd, int held) {
+    /* ORDER: release, as mts_steal's clearing store (pairs with its CAS). */
     atomic_store_explicit(&shep_of(rt, shepherd)->stealing, held, memory_order_release);
 }

@@ -135,17 +135,10 @@ static int central_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind
 
 /* Resumed tasks waiting on another worker's ready queue. */
 static int central_steal(herd__worker *w, herd__work *out) {
-    herd__rt *rt = w->rt;
-    for (int k = 1; k < rt->nworkers; k++) {
-        int v = (w->id + k) % rt->nworkers;
-        herd__worker *victim = &rt->workers[v];
-        herd__ult *u = herd__readyq_pop_back(&victim->ready);
-        if (u) {
+    int n = w->rt->nworkers;
+    for (int k = 1; k < n; k++) {
+        if (herd__steal_ready(w, (w->id + k) % n, out)) {
             HERD__COUNT(w, steal_attempts);
-            out->ult = u;
-            out->victim = v;
-            out->victim_shepherd = victim->shepherd;
-            out->ntasks = 1;
             return 1;
         }
     }

@@ -65,20 +65,24 @@ int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist) {
     return 0;
 }
 
+int herd__steal_ready(herd__worker *w, int v, herd__work *out) {
+    herd__worker *victim = &w->rt->workers[v];
+    /* The back of a ready queue: the oldest work-first continuation, or the
+     * most recently resumed task. */
+    herd__ult *u = herd__readyq_pop_back(&victim->ready);
+    out->victim = v;
+    out->victim_shepherd = victim->shepherd;
+    out->ntasks = 1;
+    out->ult = u;
+    return u != NULL;
+}
+
 herd__steal_result herd__steal_from(herd__worker *w, int v, herd__work *out) {
     herd__rt *rt = w->rt;
     herd__worker *victim = &rt->workers[v];
     HERD__COUNT(w, steal_attempts);
-    out->victim = v;
-    out->victim_shepherd = victim->shepherd;
-    out->ntasks = 1;
-    /* The back of a ready queue: the oldest work-first continuation, or the
-     * most recently resumed task. */
-    herd__ult *u = herd__readyq_pop_back(&victim->ready);
-    if (u) {
-        out->ult = u;
+    if (herd__steal_ready(w, v, out))
         return HERD__STEAL_OK;
-    }
     herd__steal_result r;
     herd__steal_amount amount = rt->set.steal;
     if (amount == HERD__TAKE_HALF || amount == HERD__TAKE_CHUNK)

@@ -30,6 +30,9 @@ void herd__sched_no_fini(herd__rt *rt);
 /* Visit w's victims in order (random_in_class: each class from a random
  * member on), trying each once. 1 with *out filled on success. */
 int herd__steal_in_order(herd__worker *w, int random_in_class, herd__work *out);
+/* Take a suspended task from the back of worker v's ready queue; 1 with
+ * *out filled (victim, shepherd, one task) when there was one. */
+int herd__steal_ready(herd__worker *w, int v, herd__work *out);
 /* One steal attempt on worker v: its ready queue (from the back), then its
  * split deque (as much as HERD_STEAL says). */
 herd__steal_result herd__steal_from(herd__worker *w, int v, herd__work *out);
