@@ -170,7 +170,8 @@ int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
         w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
         if (deque && herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0)
             return HERD_ENOMEM;
-        w->hot.spawn_limit = inline_spawn ? w->hot.q.cap : 0;
+        w->spawn_limit_open = inline_spawn ? w->hot.q.cap : 0;
+        w->hot.spawn_limit = w->spawn_limit_open;
     }
     rc = build_shepherds(rt);
     if (rc)

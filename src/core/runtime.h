@@ -51,6 +51,7 @@ typedef struct herd__ult {
     herd__frame *frame;   /* innermost frame while suspended */
     struct herd__ult *next; /* wait-list / ready-queue link */
     struct herd__ult *prev; /* ready-queue link (the queue is double-ended) */
+    herd__frame *first_level; /* while suspended: the worker's first_level (see there) */
 } herd__ult;
 
 
@@ -119,7 +120,15 @@ typedef struct herd__worker {
     int norder;
     int *class_end;
     int nclasses;
-    unsigned rr;              /* round-robin placement cursor (fifo, lifo) */
+    unsigned rr;              /* round-robin placement cursor (fifo, lifo, hier) */
+    /* The frame of the herd_run root running on this worker, while it is
+     * the innermost frame and the scheduler places first-level tasks
+     * (place_first_level); NULL otherwise. While set, hot.spawn_limit is 0
+     * so that every herd_spawn takes the slow path; spawn_limit_open is the
+     * value to restore. Owner only; saved in the ULT while it is
+     * suspended (core/ult.c). */
+    herd__frame *first_level;
+    uint32_t spawn_limit_open;
     uint64_t rng;
     unsigned tick;            /* scheduling decisions, for the fairness check */
     int yielded;              /* a task yielded: others go first once */
@@ -150,13 +159,19 @@ typedef struct herd__sched_ops {
      * or HERD_ENOMEM. NULL for deque schedulers. */
     int (*push)(herd__worker *w, herd_fn fn, void *parent, uint16_t kind, const void *arg,
                 size_t size);
-    /* Queue schedulers: take from the worker's own queue. NULL otherwise. */
+    /* Take from the scheduler's queue for w (queue schedulers; hier's
+     * first-level tasks), after w's own deque. NULL: no such queue. */
     int (*take)(herd__worker *w, herd__work *out);
+    /* A task spawned by a herd_run root (the first level of parallelism)
+     * under help-first: place it where the scheduler wants first-level
+     * tasks. Returns 0 or HERD_ENOMEM. NULL: spawned like any task. */
+    int (*place_first_level)(herd__worker *w, herd_fn fn, void *parent, const void *arg,
+                             size_t size);
     /* Look for work on other workers; 1 and *out filled on success. NULL:
      * the scheduler never steals. */
     int (*steal)(herd__worker *w, herd__work *out);
-    /* Queue schedulers: is there queued work that w could take? (the sleep
-     * protocol's recheck, W2). NULL otherwise. */
+    /* Is there work in the scheduler's queues that w could take or steal?
+     * (the sleep protocol's recheck, W2). NULL: it has no queues. */
     int (*has_work)(herd__worker *w);
     /* One line describing w's victim order (for `herd topo`). */
     void (*describe_victims)(const struct herd__rt *rt, int worker, char *buf, size_t len);
@@ -222,6 +237,13 @@ uint64_t herd__now_ns(void);
 
 /* core/task.c */
 void herd__run_root(herd__worker *w, herd__taskcopy *t);
+
+/* Make f the worker's first-level frame (NULL: none), closing or reopening
+ * herd_spawn's inline path to match. */
+static inline void herd__set_first_level(herd__worker *w, herd__frame *f) {
+    w->first_level = f;
+    w->hot.spawn_limit = f ? 0 : w->spawn_limit_open;
+}
 void herd__join_done(herd__join *j);
 void herd__frame_wait(herd__frame *f);
 

@@ -143,14 +143,27 @@ void herd__frame_wait(herd__frame *f) {
     herd__block(arm_frame, &a);
 }
 
+/* Does the scheduler place the children of this root itself (paper 004's
+ * first level of parallelism)? Only herd_run roots, and only help-first:
+ * under work-first the child runs at once. */
+static int places_first_level(const herd__worker *w, const herd__taskcopy *t) {
+    return t->kind == HERD__KIND_ROOT && w->rt->sched->place_first_level &&
+           w->rt->set.spawn == HERD__SPAWN_HELP_FIRST;
+}
+
 void herd__run_root(herd__worker *w, herd__taskcopy *t) {
     herd__frame fr;
     herd__frame_open(&fr, &w->hot, t->fn, NULL);
     w->hot.frame = &fr;
+    int first_level = places_first_level(w, t);
+    if (first_level)
+        herd__set_first_level(w, &fr);
     herd__trace_run(w, t->fn, t->kind);
     t->fn(t->arg);
     herd__frame_wait(&fr);
     w = herd__self();
+    if (first_level)
+        herd__set_first_level(w, NULL);
     w->hot.frame = NULL;
     HERD__COUNT(w, roots);
     herd__trace_task_end(w, HERD__TRACE_FINISHED);
@@ -255,7 +268,14 @@ HERD_API int herd__spawn_slow(herd_fn fn, const void *arg, size_t arg_size) {
     if (w->rt->set.spawn == HERD__SPAWN_WORK_FIRST)
         return spawn_work_first(w, fn, arg, arg_size);
     herd__frame *f = w->hot.frame;
-    int rc = push_task(w, fn, &f->join, HERD__KIND_TASK, arg, arg_size);
+    int rc;
+    if (f == w->first_level) {
+        rc = w->rt->sched->place_first_level(w, fn, &f->join, arg, arg_size);
+        if (rc == 0)
+            herd__count(&w->hot.spawned);
+    } else {
+        rc = push_task(w, fn, &f->join, HERD__KIND_TASK, arg, arg_size);
+    }
     if (rc == 0)
         f->nspawned++;
     return rc;

@@ -179,6 +179,7 @@ herd__ult *herd__ult_get(herd__worker *w) {
 
 void herd__ult_put(herd__worker *w, herd__ult *u) {
     u->frame = NULL;
+    u->first_level = NULL;
     if (w->ncache >= STACK_CACHE_MAX) {
         if (pool_put(w->rt, u))
             return;
@@ -248,6 +249,7 @@ static void ult_fresh(herd__ult *u) {
     u->stack->tsan_fiber = __tsan_create_fiber(0);
 #endif
     u->frame = NULL;
+    u->first_level = NULL;
     u->stack->sp = herd__ctx_make(herd__stack_top(u->stack), ult_entry);
 }
 
@@ -294,6 +296,9 @@ void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *ar
     ult_fresh(next);
     me->frame = w->hot.frame;
     w->hot.frame = NULL;
+    me->first_level = w->first_level;
+    if (me->first_level)
+        herd__set_first_level(w, NULL);
     w->post = arm;
     w->post_ult = me;
     w->post_arg = arg;
@@ -308,6 +313,8 @@ void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *ar
     for (herd__frame *f = me->frame; f; f = f->up)
         f->base = w->hot.q.head;
     w->hot.frame = me->frame;
+    if (me->first_level)
+        herd__set_first_level(w, me->first_level);
 }
 
 void herd__ult_ready(herd__ult *u) {

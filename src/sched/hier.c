@@ -13,6 +13,67 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* First-level placement (paper 004 §2.2, the PSTHREADS scheme): a task that
+ * a herd_run root spawns (the first level of parallelism) goes round robin
+ * over the workers to the back of each worker's queue; every other task
+ * goes to the front of its creator's queue (herd_spawn's own deque, as in
+ * ws). A worker takes from the front: its deque first, then its
+ * first-level tasks, oldest first. A thief takes from the back: a victim's
+ * newest first-level task before anything in its deque. Inner tasks thus
+ * stay on the worker that made them, and the first level spreads over the
+ * machine as it is spawned rather than one steal at a time.
+ *
+ * The back of worker i's queue is back[i], a locked queue (task_queue.h);
+ * the front is worker i's split deque. */
+static herd__tq *back_of(const herd__rt *rt) { return (herd__tq *)rt->sched_data; }
+
+static int hier_place_first_level(herd__worker *w, herd_fn fn, void *parent, const void *arg,
+                                  size_t size) {
+    herd__rt *rt = w->rt;
+    herd__qtask *t = herd__qtask_new(fn, parent, HERD__KIND_TASK, arg, size);
+    if (!t)
+        return HERD_ENOMEM;
+    /* Round robin from the spawning worker on: the first child stays. */
+    int target = (int)((unsigned)(w->id + (int)w->rr++) % (unsigned)rt->nworkers);
+    if (herd__tq_push(&back_of(rt)[target], t, 0) != 0) {
+        free(t);
+        return HERD_ENOMEM;
+    }
+    herd__wake_one(rt); /* W3: the target, or any thief, may take it */
+    return 0;
+}
+
+static int hier_take(herd__worker *w, herd__work *out) {
+    herd__qtask *t = herd__tq_pop(&back_of(w->rt)[w->id], 1);
+    if (!t)
+        return 0;
+    herd__qtask_take(t, out);
+    return 1;
+}
+
+/* W2's recheck: a first-level task anywhere can be taken or stolen by w. */
+static int hier_has_work(herd__worker *w) {
+    herd__tq *back = back_of(w->rt);
+    for (int i = 0; i < w->rt->nworkers; i++)
+        if (herd__tq_size(&back[i]))
+            return 1;
+    return 0;
+}
+
+/* Victim v: the back of its queue (its newest first-level task), then what
+ * every stealing scheduler tries (its ready queue, its deque's old end). */
+static herd__steal_result hier_attempt(herd__worker *w, int v, herd__work *out) {
+    herd__qtask *t = herd__tq_pop(&back_of(w->rt)[v], 0);
+    if (!t)
+        return herd__steal_from(w, v, out);
+    HERD__COUNT(w, steal_attempts);
+    herd__qtask_take(t, out);
+    out->victim = v;
+    out->victim_shepherd = w->rt->workers[v].shepherd;
+    out->ntasks = 1;
+    return HERD__STEAL_OK;
+}
+
 /* The workers that share worker i's domain at level l, ascending; returns
  * their number and sets *pos to i's place among them. */
 static int group_of(const herd__rt *rt, int l, int i, int *members, int *pos) {
@@ -62,8 +123,16 @@ static void visit_order(herd__rt *rt, int i, int *members, char *visited) {
     }
 }
 
+static void hier_fini(herd__rt *rt);
+
 static int hier_init(herd__rt *rt) {
     int n = rt->nworkers;
+    herd__tq *back = aligned_alloc(64, (size_t)n * sizeof(herd__tq));
+    if (!back)
+        return HERD_ENOMEM;
+    for (int i = 0; i < n; i++)
+        herd__tq_init(&back[i]);
+    rt->sched_data = back;
     int *members = malloc((size_t)n * sizeof(int));
     char *visited = malloc((size_t)n);
     int rc = members && visited ? 0 : HERD_ENOMEM;
@@ -74,16 +143,36 @@ static int hier_init(herd__rt *rt) {
     }
     free(members);
     free(visited);
+    if (rc)
+        hier_fini(rt); /* herd__rt_free runs fini only after a successful init */
     return rc;
 }
 
-static int hier_steal(herd__worker *w, herd__work *out) { return herd__steal_in_order(w, 0, out); }
+static void hier_fini(herd__rt *rt) {
+    herd__tq *back = back_of(rt);
+    if (!back)
+        return;
+    for (int i = 0; i < rt->nworkers; i++) {
+        /* herd_stop runs after every run finished: the queues are empty. */
+        HERD_ASSERT(herd__tq_size(&back[i]) == 0);
+        herd__tq_fini(&back[i]);
+    }
+    free(back);
+    rt->sched_data = NULL;
+}
+
+static int hier_steal(herd__worker *w, herd__work *out) {
+    return herd__steal_in_order_with(w, 0, hier_attempt, out);
+}
 
 const herd__sched_ops herd__sched_hier = {
     .name = "hier",
     .flags = HERD__SCHED_DEQUE | HERD__SCHED_STEALS,
     .init = hier_init,
-    .fini = herd__sched_no_fini,
+    .fini = hier_fini,
+    .take = hier_take,
+    .place_first_level = hier_place_first_level,
+    .has_work = hier_has_work,
     .steal = hier_steal,
     .describe_victims = herd__victims_describe,
 };

@@ -101,13 +101,18 @@ herd__steal_result herd__steal_from(herd__worker *w, int v, herd__work *out) {
 }
 
 int herd__steal_in_order(herd__worker *w, int random_in_class, herd__work *out) {
+    return herd__steal_in_order_with(w, random_in_class, herd__steal_from, out);
+}
+
+int herd__steal_in_order_with(herd__worker *w, int random_in_class, herd__steal_try attempt,
+                              herd__work *out) {
     int start = 0;
     for (int c = 0; c < w->nclasses; c++) {
         int end = w->class_end[c], size = end - start;
         int first = random_in_class ? (int)(herd__rand(w) % (uint64_t)size) : 0;
         for (int k = 0; k < size; k++) {
             int v = w->order[start + (first + k) % size];
-            if (herd__steal_from(w, v, out) == HERD__STEAL_OK)
+            if (attempt(w, v, out) == HERD__STEAL_OK)
                 return 1;
         }
         start = end;

@@ -27,9 +27,16 @@ void herd__victims_close(herd__worker *w);
  * scheduler that only builds an order needs no fini of its own. */
 void herd__sched_no_fini(herd__rt *rt);
 
+/* One steal attempt on one victim. */
+typedef herd__steal_result (*herd__steal_try)(herd__worker *w, int v, herd__work *out);
+
 /* Visit w's victims in order (random_in_class: each class from a random
- * member on), trying each once. 1 with *out filled on success. */
+ * member on), trying each once with herd__steal_from. 1 with *out filled
+ * on success. */
 int herd__steal_in_order(herd__worker *w, int random_in_class, herd__work *out);
+/* The same with another attempt per victim (hier: its first-level queue). */
+int herd__steal_in_order_with(herd__worker *w, int random_in_class, herd__steal_try attempt,
+                              herd__work *out);
 /* Take a suspended task from the back of worker v's ready queue; 1 with
  * *out filled (victim, shepherd, one task) when there was one. */
 int herd__steal_ready(herd__worker *w, int v, herd__work *out);

@@ -6,6 +6,9 @@
  *  - steal-half and chunk:N move that many tasks in one steal;
  *  - mts: one thief per shepherd (a held flag stops the others), a steal moves
  *    a chunk of one task per worker of the shepherd onto the shepherd's queue;
+ *  - hier's first-level placement (paper 004): a herd_run root's children go
+ *    round robin to the back of each worker's queue, inner tasks to the
+ *    front of their creator's; owners take the front, thieves the back;
  *  - work-first runs the child before the parent continues; help-first does not;
  *  - HERD_SPAWN / HERD_STEAL that a scheduler has no notion of are refused;
  *  - auto's rule; steal counters add up.
@@ -389,6 +392,93 @@ static void test_refusals(void) {
     }
 }
 
+/* ------------------------------------------------- hier: first-level tasks */
+
+static void test_hier_placement_ops(void) {
+    STEP("hier: first-level tasks round robin, owners take the front, thieves the back");
+    herd__rt *rt = build("hier", "pack:2 core:2 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    CHECK(rt->sched->place_first_level != NULL);
+    herd__worker *w = rt->workers;
+    for (int i = 0; i < 8; i++)
+        CHECK_OK(rt->sched->place_first_level(&w[1], noop, NULL, &i, sizeof i));
+    /* From the spawning worker on: 1 gets 0 and 4, 2 gets 1 and 5, ... */
+    herd__work out;
+    CHECK(rt->sched->take(&w[2], &out) && arg_of(&out.task) == 1);
+    CHECK(rt->sched->take(&w[2], &out) && arg_of(&out.task) == 5);
+    CHECK(!rt->sched->take(&w[2], &out));
+    CHECK(rt->sched->take(&w[0], &out) && arg_of(&out.task) == 3);
+    /* Worker 0's nearest victim is 1: its newest first-level task. */
+    CHECK(rt->sched->has_work(&w[2]));
+    CHECK(rt->sched->steal(&w[0], &out));
+    CHECK(out.ult == NULL && out.victim == 1 && out.ntasks == 1 && arg_of(&out.task) == 4);
+    CHECK(rt->sched->take(&w[1], &out) && arg_of(&out.task) == 0);
+    CHECK(rt->sched->take(&w[3], &out) && arg_of(&out.task) == 2);
+    CHECK(rt->sched->take(&w[3], &out) && arg_of(&out.task) == 6);
+    CHECK(rt->sched->take(&w[0], &out) && arg_of(&out.task) == 7);
+    CHECK(!rt->sched->has_work(&w[2]));
+    herd__rt_free(rt);
+}
+
+#define FIRST_LEVEL_CHILDREN 64
+static _Atomic int first_level_ran;
+
+static size_t first_level_queued(void) {
+    herd__rt *rt = herd__rt_global;
+    size_t n = 0;
+    for (int i = 0; i < rt->nworkers; i++)
+        n += herd__tq_size(&((herd__tq *)rt->sched_data)[i]);
+    return n;
+}
+
+static void grandchild(void *p) {
+    (void)p;
+    atomic_fetch_add(&first_level_ran, 1);
+}
+
+static void first_level_child(void *p) {
+    (void)p;
+    /* An inner task: its children go to the front of this worker's deque,
+     * by the inline path. */
+    herd__hot *h = herd__tls;
+    CHECK(h->spawn_limit > 0);
+    uint32_t head = h->q.head;
+    CHECK_OK(herd_spawn(grandchild, NULL, 0));
+    CHECK_EQ(herd__tls->q.head, head + 1);
+    CHECK_OK(herd_wait());
+    atomic_fetch_add(&first_level_ran, 1);
+}
+
+static void first_level_root(void *p) {
+    (void)p;
+    for (int round = 0; round < 2; round++) {
+        /* The root's children bypass its deque; a wait (the root suspends
+         * and may resume elsewhere) does not change that. */
+        herd__hot *h = herd__tls;
+        CHECK_EQ(h->spawn_limit, 0);
+        uint32_t head = h->q.head;
+        for (int i = 0; i < FIRST_LEVEL_CHILDREN; i++)
+            CHECK_OK(herd_spawn(first_level_child, NULL, 0));
+        CHECK_EQ(herd__tls->q.head, head);
+        CHECK_OK(herd_wait());
+    }
+}
+
+static void test_hier_placement_live(void) {
+    STEP("hier: a root's children are placed, its grandchildren pushed inline");
+    herd_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.sched = "hier";
+    cfg.topology = "pack:2 core:2 pu:1";
+    cfg.stats = "0";
+    CHECK_OK(herd_start(&cfg));
+    atomic_store(&first_level_ran, 0);
+    CHECK_OK(herd_run(first_level_root, NULL, 0));
+    CHECK_EQ(atomic_load(&first_level_ran), 2 * 2 * FIRST_LEVEL_CHILDREN);
+    CHECK_EQ(first_level_queued(), 0);
+    CHECK_OK(herd_stop());
+}
+
 /* ------------------------------------------------------------ auto, counters */
 
 static void test_auto(void) {
@@ -467,6 +557,8 @@ int main(void) {
     test_steal_amounts();
     test_mts();
     test_queue_orders();
+    test_hier_placement_ops();
+    test_hier_placement_live();
     test_work_first();
     test_refusals();
     test_auto();
