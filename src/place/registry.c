@@ -348,29 +348,43 @@ const char *herd__reg_path(const herd__reg *r) { return r->path; }
 
 /* ----------------------------------------------------------- lock, unlock */
 
-/* R4: drop the holders whose process is gone. Pids are looked up once per
- * sweep. Returns how many entries were dropped. */
+/* R4: drop the holders whose process is gone. Each pid's /proc entry is
+ * read once per sweep; entries of one pid may still differ in start time
+ * (one of them is then a reused pid). Returns how many entries were dropped. */
 static int reclaim(herd__reg *r, herd__reg_rec *rec) {
     enum { CACHE = 64 };
-    int cpid[CACHE], calive[CACHE], nc = 0, dropped = 0;
+    struct {
+        int pid, state; /* state: 1 found (start below), 0 gone, -1 /proc cannot tell */
+        uint64_t start;
+    } cache[CACHE];
+    int nc = 0, dropped = 0;
     for (int i = 0; i < HERD__REG_MAXHOLD; i++) {
         herd__reg_holder *e = &rec->holder[i];
         if (e->pid == 0)
             continue;
-        int alive = -2;
-        if (e->pid == r->pid)
-            alive = e->start == r->start; /* ourselves, or a dead process with our pid */
-        for (int k = 0; k < nc && alive == -2; k++)
-            if (cpid[k] == e->pid)
-                alive = calive[k];
-        if (alive == -2) {
-            alive = herd__reg_alive(e->pid, e->start);
+        int state = -2;
+        uint64_t start = 0;
+        if (e->pid == r->pid) { /* ourselves */
+            state = 1;
+            start = r->start;
+        }
+        for (int k = 0; k < nc && state == -2; k++)
+            if (cache[k].pid == e->pid) {
+                state = cache[k].state;
+                start = cache[k].start;
+            }
+        if (state == -2) {
+            if (herd__reg_proc_start(e->pid, &start) == 0)
+                state = 1;
+            else
+                state = errno == ENOENT || errno == ESRCH ? 0 : -1;
             if (nc < CACHE) {
-                cpid[nc] = e->pid;
-                calive[nc++] = alive;
+                cache[nc].pid = e->pid;
+                cache[nc].state = state;
+                cache[nc++].start = start;
             }
         }
-        if (alive != 0)
+        if (state == -1 || (state == 1 && start == e->start))
             continue; /* alive, or /proc cannot tell: keep it */
         rec->pu[e->pu].pinned--;
         memset(e, 0, sizeof *e);
