@@ -41,8 +41,8 @@ int herd__map_choose(herd__reg *r, herd__map_policy p, int npus, const int *os_i
 /* What nworkers workers starting now would choose, without recording them
  * (for `herd topo`). XLL's loads are read as a start would, but the record
  * keeps its last look. Returns as herd__map_choose. */
-int herd__map_preview(herd__reg *r, herd__map_policy p, int npus, const int *os_index,
-                      int nworkers, int *pu_out, char *err, size_t errlen);
+int herd__map_preview(herd__reg *r, herd__map_policy p, int npus, const int *os_index, int nworkers,
+                      int *pu_out, char *err, size_t errlen);
 
 /* Return this process's PUs: drop its holder entries. Returns 0 or HERD_ESYS. */
 int herd__map_release(herd__reg *r, char *err, size_t errlen);

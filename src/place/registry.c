@@ -75,8 +75,7 @@ int herd__reg_proc_start(int pid, uint64_t *start) {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     int saved = errno;
     close(fd);
@@ -112,18 +111,15 @@ int herd__reg_proc_start(int pid, uint64_t *start) {
 
 int herd__reg_alive(int pid, uint64_t start) {
     uint64_t now;
-    if (pid <= 0)
-        return 0;
-    if (herd__reg_proc_start(pid, &now) != 0)
-        return errno == ENOENT || errno == ESRCH ? 0 : -1;
+    if (pid <= 0) return 0;
+    if (herd__reg_proc_start(pid, &now) != 0) return errno == ENOENT || errno == ESRCH ? 0 : -1;
     return now == start;
 }
 
 static void read_boot_id(char out[40]) {
     memset(out, 0, 40);
     int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     ssize_t n = read(fd, out, 39);
     close(fd);
     if (n <= 0) {
@@ -165,15 +161,14 @@ static const char *check_record(const herd__reg_rec *rec, size_t got, char *buf,
         snprintf(buf, len, "size %zu bytes, expected %zu", got, sizeof *rec);
         return buf;
     }
-    if (h->magic != HERD__REG_MAGIC)
-        return "not a herd registry (bad magic number)";
+    if (h->magic != HERD__REG_MAGIC) return "not a herd registry (bad magic number)";
     if (h->version != HERD__REG_VERSION) {
         snprintf(buf, len, "version %u, this herd writes version %u", h->version,
                  HERD__REG_VERSION);
         return buf;
     }
-    if (h->header_size != sizeof *h || h->total_size != sizeof *rec ||
-        h->npu != HERD__REG_MAXPU || h->nholder != HERD__REG_MAXHOLD)
+    if (h->header_size != sizeof *h || h->total_size != sizeof *rec || h->npu != HERD__REG_MAXPU ||
+        h->nholder != HERD__REG_MAXHOLD)
         return "incompatible layout (header, PU or holder counts differ)";
     if (h->checksum != herd__reg_checksum(rec))
         return "checksum mismatch (a writer died mid-update, or the file was changed)";
@@ -181,8 +176,7 @@ static const char *check_record(const herd__reg_rec *rec, size_t got, char *buf,
     uint32_t count[HERD__REG_MAXPU] = {0};
     for (int i = 0; i < HERD__REG_MAXHOLD; i++) {
         const herd__reg_holder *e = &rec->holder[i];
-        if (e->pid == 0)
-            continue;
+        if (e->pid == 0) continue;
         if (e->pid < 0 || e->pu < 0 || e->pu >= HERD__REG_MAXPU)
             return "a holder entry names an impossible pid or PU";
         count[e->pu]++;
@@ -199,8 +193,7 @@ static const char *check_record(const herd__reg_rec *rec, size_t got, char *buf,
 static int all_zero(const void *p, size_t n) {
     const unsigned char *c = p;
     for (size_t i = 0; i < n; i++)
-        if (c[i])
-            return 0;
+        if (c[i]) return 0;
     return 1;
 }
 
@@ -226,8 +219,7 @@ int herd__reg_default_path(char *buf, size_t len, char *err, size_t errlen) {
 /* R1: a file we may trust: regular, ours, no group/other bits, one link. */
 static int check_owner(const struct stat *st, const char *path, char *err, size_t errlen) {
     if (S_ISLNK(st->st_mode))
-        return fail(err, errlen, HERD_ESYS, "%s is a symbolic link; refusing to follow it",
-                    path);
+        return fail(err, errlen, HERD_ESYS, "%s is a symbolic link; refusing to follow it", path);
     if (!S_ISREG(st->st_mode))
         return fail(err, errlen, HERD_ESYS, "%s is not a regular file", path);
     if (st->st_uid != geteuid())
@@ -241,8 +233,8 @@ static int check_owner(const struct stat *st, const char *path, char *err, size_
                     "(remove the file and herd recreates it)",
                     path, (unsigned)(st->st_mode & 07777));
     if (st->st_nlink != 1)
-        return fail(err, errlen, HERD_ESYS, "%s has %lu hard links; a registry must have one",
-                    path, (unsigned long)st->st_nlink);
+        return fail(err, errlen, HERD_ESYS, "%s has %lu hard links; a registry must have one", path,
+                    (unsigned long)st->st_nlink);
     return 0;
 }
 
@@ -254,12 +246,10 @@ static int open_checked(const char *path, char *err, size_t errlen) {
         struct stat st;
         if (lstat(path, &st) == 0) {
             /* Refused before open(): another user's file is never opened. */
-            if (check_owner(&st, path, err, errlen))
-                return -1;
+            if (check_owner(&st, path, err, errlen)) return -1;
             int fd = open(path, flags);
             if (fd < 0) {
-                if (errno == ENOENT)
-                    continue; /* removed meanwhile: create it */
+                if (errno == ENOENT) continue; /* removed meanwhile: create it */
                 fail(err, errlen, HERD_ESYS, "cannot open %s: %s", path, strerror(errno));
                 return -1;
             }
@@ -294,8 +284,7 @@ static int open_checked(const char *path, char *err, size_t errlen) {
 int herd__reg_open(herd__reg **out, const char *path, char *err, size_t errlen) {
     *out = NULL;
     herd__reg *r = calloc(1, sizeof *r);
-    if (!r)
-        return fail(err, errlen, HERD_ENOMEM, "no memory for the registry");
+    if (!r) return fail(err, errlen, HERD_ENOMEM, "no memory for the registry");
     r->fd = -1;
     int rc = 0;
     if (path && path[0]) {
@@ -308,13 +297,11 @@ int herd__reg_open(herd__reg **out, const char *path, char *err, size_t errlen) 
     }
     if (rc == 0) {
         r->rec = malloc(sizeof *r->rec);
-        if (!r->rec)
-            rc = fail(err, errlen, HERD_ENOMEM, "no memory for the registry record");
+        if (!r->rec) rc = fail(err, errlen, HERD_ENOMEM, "no memory for the registry record");
     }
     if (rc == 0) {
         r->fd = open_checked(r->path, err, errlen);
-        if (r->fd < 0)
-            rc = HERD_ESYS;
+        if (r->fd < 0) rc = HERD_ESYS;
     }
     struct stat st;
     if (rc == 0 && fstat(r->fd, &st) != 0)
@@ -324,8 +311,7 @@ int herd__reg_open(herd__reg **out, const char *path, char *err, size_t errlen) 
     if (rc == 0) {
         r->pid = (int)getpid();
         if (herd__reg_proc_start(r->pid, &r->start) != 0)
-            rc = fail(err, errlen, HERD_ESYS, "cannot read /proc/self/stat: %s",
-                      strerror(errno));
+            rc = fail(err, errlen, HERD_ESYS, "cannot read /proc/self/stat: %s", strerror(errno));
     }
     if (rc) {
         herd__reg_close(r);
@@ -336,15 +322,15 @@ int herd__reg_open(herd__reg **out, const char *path, char *err, size_t errlen) 
 }
 
 void herd__reg_close(herd__reg *r) {
-    if (!r)
-        return;
-    if (r->fd >= 0)
-        close(r->fd);
+    if (!r) return;
+    if (r->fd >= 0) close(r->fd);
     free(r->rec);
     free(r);
 }
 
-const char *herd__reg_path(const herd__reg *r) { return r->path; }
+const char *herd__reg_path(const herd__reg *r) {
+    return r->path;
+}
 
 /* ----------------------------------------------------------- lock, unlock */
 
@@ -360,8 +346,7 @@ static int reclaim(herd__reg *r, herd__reg_rec *rec) {
     int nc = 0, dropped = 0;
     for (int i = 0; i < HERD__REG_MAXHOLD; i++) {
         herd__reg_holder *e = &rec->holder[i];
-        if (e->pid == 0)
-            continue;
+        if (e->pid == 0) continue;
         int state = -2;
         uint64_t start = 0;
         if (e->pid == r->pid) { /* ourselves */
@@ -403,8 +388,7 @@ herd__reg_rec *herd__reg_lock(herd__reg *r, char *err, size_t errlen) {
     pthread_mutex_lock(&reg_mutex);
     /* R2: blocks until every other process is out. */
     while (flock(r->fd, LOCK_EX) != 0) {
-        if (errno == EINTR)
-            continue;
+        if (errno == EINTR) continue;
         fail(err, errlen, HERD_ESYS, "cannot lock %s: %s", r->path, strerror(errno));
         pthread_mutex_unlock(&reg_mutex);
         return NULL;
@@ -422,15 +406,13 @@ herd__reg_rec *herd__reg_lock(herd__reg *r, char *err, size_t errlen) {
     memset(rec, 0, sizeof *rec);
     while (got < sizeof *rec) {
         ssize_t n = pread(r->fd, (char *)rec + got, sizeof *rec - got, (off_t)got);
-        if (n < 0 && errno == EINTR)
-            continue;
+        if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             fail(err, errlen, HERD_ESYS, "cannot read %s: %s", r->path, strerror(errno));
             unlock_raw(r);
             return NULL;
         }
-        if (n == 0)
-            break;
+        if (n == 0) break;
         got += (size_t)n;
     }
     if ((size_t)st.st_size > got)
@@ -456,8 +438,7 @@ herd__reg_rec *herd__reg_lock(herd__reg *r, char *err, size_t errlen) {
             r->dirty = 1;
         }
     }
-    if (reclaim(r, rec))
-        r->dirty = 1;
+    if (reclaim(r, rec)) r->dirty = 1;
     return rec;
 }
 
@@ -470,8 +451,7 @@ int herd__reg_unlock(herd__reg *r, int commit, char *err, size_t errlen) {
         size_t done = 0;
         while (done < sizeof *rec && rc == 0) {
             ssize_t n = pwrite(r->fd, (char *)rec + done, sizeof *rec - done, (off_t)done);
-            if (n < 0 && errno == EINTR)
-                continue;
+            if (n < 0 && errno == EINTR) continue;
             if (n <= 0)
                 rc = fail(err, errlen, HERD_ESYS, "cannot write %s: %s", r->path,
                           n < 0 ? strerror(errno) : "no space");
@@ -489,12 +469,10 @@ int herd__reg_unlock(herd__reg *r, int commit, char *err, size_t errlen) {
 /* ---------------------------------------------------------------- holders */
 
 int herd__reg_hold(herd__reg *r, herd__reg_rec *rec, int os_pu, int worker) {
-    if (os_pu < 0 || os_pu >= HERD__REG_MAXPU)
-        return HERD_EINVAL;
+    if (os_pu < 0 || os_pu >= HERD__REG_MAXPU) return HERD_EINVAL;
     for (int i = 0; i < HERD__REG_MAXHOLD; i++) {
         herd__reg_holder *e = &rec->holder[i];
-        if (e->pid != 0)
-            continue;
+        if (e->pid != 0) continue;
         *e = (herd__reg_holder){.pid = r->pid, .pu = os_pu, .start = r->start, .worker = worker};
         rec->pu[os_pu].pinned++;
         return 0;
@@ -506,8 +484,7 @@ int herd__reg_drop_mine(herd__reg *r, herd__reg_rec *rec) {
     int n = 0;
     for (int i = 0; i < HERD__REG_MAXHOLD; i++) {
         herd__reg_holder *e = &rec->holder[i];
-        if (e->pid != r->pid || e->start != r->start)
-            continue;
+        if (e->pid != r->pid || e->start != r->start) continue;
         rec->pu[e->pu].pinned--;
         memset(e, 0, sizeof *e);
         n++;

@@ -31,7 +31,7 @@ typedef struct herd__reg_pu {
  * another process has another start time. */
 typedef struct herd__reg_holder {
     int32_t pid;
-    int32_t pu;     /* OS index */
+    int32_t pu; /* OS index */
     uint64_t start;
     int32_t worker; /* the worker's id in its process, for display */
     int32_t pad;

@@ -52,8 +52,7 @@ static int choose(herd__reg *r, herd__map_policy p, int worker) {
     char err[512];
     int pu = -1;
     int rc = herd__map_choose(r, p, NPU, os4, worker, NULL, NULL, &pu, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "choose: %s\n", err);
+    if (rc) fprintf(stderr, "choose: %s\n", err);
     CHECK_OK(rc);
     return pu;
 }
@@ -206,7 +205,9 @@ static void test_parse(void) {
     herd__map_testing_reader(scripted, NULL);
 }
 
-static void count_task(void *arg) { (void)arg; }
+static void count_task(void *arg) {
+    (void)arg;
+}
 
 static void test_runtime(void) {
     STEP("herd_start under xll: workers choose, schedulers follow, stop returns the PUs");

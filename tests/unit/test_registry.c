@@ -215,7 +215,9 @@ static void flip_byte(int fd) {
     CHECK(pwrite(fd, &c, 1, at) == 1);
 }
 
-static void truncate_short(int fd) { CHECK(ftruncate(fd, 100) == 0); }
+static void truncate_short(int fd) {
+    CHECK(ftruncate(fd, 100) == 0);
+}
 
 /* Valid checksum, wrong meaning: the checks behind the checksum. */
 static void rewrite(int fd, void (*edit)(herd__reg_rec *)) {
@@ -228,12 +230,24 @@ static void rewrite(int fd, void (*edit)(herd__reg_rec *)) {
     free(rec);
 }
 
-static void edit_version(herd__reg_rec *rec) { rec->h.version = 99; }
-static void edit_pinned(herd__reg_rec *rec) { rec->pu[1].pinned = 5; }
-static void edit_magic(herd__reg_rec *rec) { rec->h.magic ^= 1; }
-static void future_version(int fd) { rewrite(fd, edit_version); }
-static void wrong_count(int fd) { rewrite(fd, edit_pinned); }
-static void bad_magic(int fd) { rewrite(fd, edit_magic); }
+static void edit_version(herd__reg_rec *rec) {
+    rec->h.version = 99;
+}
+static void edit_pinned(herd__reg_rec *rec) {
+    rec->pu[1].pinned = 5;
+}
+static void edit_magic(herd__reg_rec *rec) {
+    rec->h.magic ^= 1;
+}
+static void future_version(int fd) {
+    rewrite(fd, edit_version);
+}
+static void wrong_count(int fd) {
+    rewrite(fd, edit_pinned);
+}
+static void bad_magic(int fd) {
+    rewrite(fd, edit_magic);
+}
 
 static void test_corrupt(void) {
     expect_rebuilt("a flipped byte", flip_byte, "checksum mismatch");
@@ -254,12 +268,10 @@ static void test_sigkill(void) {
     if (child == 0) {
         herd__reg *r;
         char err[512];
-        if (herd__reg_open(&r, p, err, sizeof err) != 0)
-            _exit(2);
+        if (herd__reg_open(&r, p, err, sizeof err) != 0) _exit(2);
         herd__reg_rec *rec = herd__reg_lock(r, err, sizeof err);
         for (int pu = 0; pu < 3; pu++)
-            if (!rec || herd__reg_hold(r, rec, pu, pu) != 0)
-                _exit(3);
+            if (!rec || herd__reg_hold(r, rec, pu, pu) != 0) _exit(3);
         if (herd__reg_unlock(r, 1, err, sizeof err) != 0 || !herd__reg_lock(r, err, sizeof err))
             _exit(4);
         if (write(ready[1], "x", 1) != 1) /* holding the lock now */
@@ -348,11 +360,9 @@ static void test_concurrent(const char *policy) {
         if (kids[k] == 0) {
             close(report[0]);
             close(go[1]);
-            if (herd_start(NULL) != 0)
-                _exit(2);
+            if (herd_start(NULL) != 0) _exit(2);
             int pu = herd__rt_global->pu_of_worker[0];
-            if (write(report[1], &pu, sizeof pu) != sizeof pu)
-                _exit(3);
+            if (write(report[1], &pu, sizeof pu) != sizeof pu) _exit(3);
             char c;
             (void)!read(go[0], &c, 1); /* returns 0 when the parent closes it */
             _exit(herd_stop() == 0 ? 0 : 4);
