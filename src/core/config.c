@@ -21,10 +21,10 @@
  * spelling, the one the documentation and the stats output use. Variable
  * names are matched exactly, as the environment itself does.
  *
- * Rejected alternatives: reporting every problem at once (the first one is
- * usually the only one, and one line is easier to read in a batch log);
- * "auto" for HERD_WORKERS (leaving the variable unset already means every
- * PU).
+ * Rejected alternative: reporting every problem at once (the first one is
+ * usually the only one, and one line is easier to read in a batch log).
+ * HERD_WORKERS=auto is not "every PU" (leaving the variable unset is): it
+ * is the PUs that are free now by XLL's view (src/place/mapper.h).
  */
 #include "core/config.h"
 
@@ -52,6 +52,7 @@ extern char **environ;
 static const char *const known_vars[] = {
     "HERD_WORKERS",  "HERD_SCHED", "HERD_BIND",  "HERD_TOPOLOGY", "HERD_SHEPHERD", "HERD_STACK",
     "HERD_STACK_GUARD", "HERD_IDLE", "HERD_STATS", "HERD_TRACE",  "HERD_SPAWN",    "HERD_STEAL",
+    "HERD_REGISTRY",
 };
 #define NKNOWN (sizeof known_vars / sizeof known_vars[0])
 
@@ -78,9 +79,9 @@ static const choice bind_choices[] = {
     {"compact", HERD__BIND_COMPACT, NULL},
     {"scatter", HERD__BIND_SCATTER, NULL},
     {"numa-priority", HERD__BIND_NUMA_PRIORITY, NULL},
-    {"static", 0, NULL},
-    {"bll", 0, NULL},
-    {"xll", 0, NULL},
+    {"static", HERD__BIND_STATIC, NULL},
+    {"bll", HERD__BIND_BLL, NULL},
+    {"xll", HERD__BIND_XLL, NULL},
 };
 
 /* Whether a scheduler supports a spawn policy or a steal amount is checked
@@ -105,7 +106,9 @@ static const choice idle_choices[] = {
 
 #define NCHOICES(t) (sizeof(t) / sizeof((t)[0]))
 
-#define WORKERS_FORMS "an integer from 1 to 4096 (unset: one worker per PU)"
+#define WORKERS_FORMS                                                                              \
+    "an integer from 1 to 4096, or auto (the PUs free now by XLL's view); unset: one worker "     \
+    "per PU"
 #define STACK_FORMS                                                                                \
     "a byte count, or a number with a K, M or G suffix (powers of 1024), from 16K to 1G"
 #define GUARD_FORMS "1, on, 0, off"
@@ -373,6 +376,11 @@ static int resolve_workers(const herd_config *cfg, herd__settings *out) {
         out->workers = 0; /* the runtime takes every PU of the topology */
         return 0;
     }
+    if (strcasecmp(o.value, "auto") == 0) {
+        out->workers = 0; /* counted by herd_start (herd__map_auto_workers) */
+        out->workers_auto = 1;
+        return 0;
+    }
     const char *why = scan_long(o.value, 1, WORKERS_MAX, &v);
     if (why) return complain(&o, why, "accepted", WORKERS_FORMS);
     out->workers = (int)v;
@@ -602,6 +610,24 @@ static int resolve_trace(const herd_config *cfg, herd__settings *out) {
     return 0;
 }
 
+/* HERD_REGISTRY: only the form is checked here; ownership and mode are
+ * checked when the file is opened (src/place/registry.c), which is also
+ * where a missing directory shows. Environment only: herd_config has no
+ * field for it. */
+#define REGISTRY_FORMS "the path of the registry file (default /dev/shm/herd-registry-<uid>)"
+
+static int resolve_registry(const herd_config *cfg, herd__settings *out) {
+    origin o;
+    from_env(&o, "HERD_REGISTRY");
+    out->registry[0] = '\0';
+    if (!o.value) return 0;
+    if (o.value[0] == '\0') return complain(&o, "empty value", "accepted", REGISTRY_FORMS);
+    if (strlen(o.value) >= sizeof out->registry)
+        return complain(&o, "path too long (at most 1023 characters)", "accepted", REGISTRY_FORMS);
+    memcpy(out->registry, o.value, strlen(o.value) + 1);
+    return 0;
+}
+
 static int resolve_stack_guard(const herd_config *cfg, herd__settings *out) {
     origin o;
     if (cfg && cfg->stack_guard != 0) {
@@ -631,6 +657,7 @@ int herd__settings_resolve(const herd_config *cfg, herd__settings *out) {
         resolve_stack,   resolve_idle,  resolve_stats, resolve_stack_guard, resolve_spawn,
         resolve_steal,
         resolve_trace,
+        resolve_registry,
     };
     memset(out, 0, sizeof *out);
     if (check_variable_names()) return HERD_EINVAL;

@@ -37,6 +37,7 @@ typedef enum herd__steal_amount {
 
 typedef struct herd__settings {
     int workers;              /* >= 1; 0 before resolution means "all PUs of the topology" */
+    int workers_auto;         /* HERD_WORKERS=auto: the free PUs by XLL's view (src/place/) */
     char sched[32];           /* scheduler name; "auto" until herd_start picks one */
     herd__bind bind;
     char topology[1024];      /* "" = the real machine */
@@ -51,6 +52,7 @@ typedef struct herd__settings {
     herd__steal_amount steal;
     int steal_chunk;          /* HERD__TAKE_CHUNK: tasks per steal, >= 1 */
     char trace_path[1024];    /* HERD_TRACE: file written at herd_stop(); "" = off */
+    char registry[1024];      /* HERD_REGISTRY: the machine-wide registry; "" = the default */
 } herd__settings;
 
 /* Merge cfg (may be NULL), the environment and the defaults into out.

@@ -1,6 +1,7 @@
 /* Runtime lifecycle: herd_start, herd_stop, herd_run, statistics. */
 #include "core/runtime.h"
 #include "core/trace.h"
+#include "place/mapper.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -36,12 +37,86 @@ HERD_API const char *herd_strerror(int err) {
     }
 }
 
+/* ------------------------------------------------ mapped start-up (P1..P4)
+ *
+ * With HERD_BIND=static/bll/xll each worker chooses its PU itself when it
+ * starts (paper 003, section 2), but the schedulers' shepherds and victim
+ * orders are built from the placement. So herd_start starts the workers
+ * first; each chooses and pins under the registry lock (P1) and counts
+ * itself in `placed` (P2); the starting thread waits for all of them, builds
+ * the schedulers on their choices (P3), and opens the gate (P4). Until the
+ * gate opens a worker touches only w->pu and rt->pu_of_worker[w->id]. */
+
+static herd__map_policy map_policy(herd__bind b) {
+    return b == HERD__BIND_STATIC ? HERD__MAP_STATIC
+           : b == HERD__BIND_BLL  ? HERD__MAP_BLL
+                                  : HERD__MAP_XLL;
+}
+
+static const char *bind_value(herd__bind b) { return herd__map_policy_name(map_policy(b)); }
+
+static int pin_worker(void *ctx, int pu, char *err, size_t errlen) {
+    herd__rt *rt = ctx;
+    return herd__topo_bind_self(&rt->topo, pu, err, errlen);
+}
+
+static void futex_wake_all(_Atomic int *word) {
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* P1, P2, then wait at the gate. Returns 0 when the gate opens, -1 when it
+ * opens to abort. */
+static int place_self(herd__worker *w) {
+    herd__rt *rt = w->rt;
+    char err[512];
+    int pu = 0;
+    int rc = herd__map_choose(rt->reg, map_policy(rt->set.bind), rt->topo.npus,
+                              rt->topo.os_index, w->id, pin_worker, rt, &pu, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "herd: worker %d: HERD_BIND=%s: %s\n", w->id, bind_value(rt->set.bind),
+                err);
+        atomic_store_explicit(&rt->place_failed, 1, memory_order_relaxed); /* read after P2 */
+    } else {
+        w->pu = pu;
+        rt->pu_of_worker[w->id] = pu;
+    }
+    /* P2. ORDER: release; pairs with the acquire load in wait_placed(): the
+     * starting thread that counts this worker sees its PU and failure. */
+    atomic_fetch_add_explicit(&rt->placed, 1, memory_order_release);
+    futex_wake_all(&rt->placed);
+    int g;
+    /* P4. ORDER: acquire; pairs with the release store in open_gate(): the
+     * schedulers' per-worker state built at P3 is visible once it opens. */
+    while ((g = atomic_load_explicit(&rt->gate, memory_order_acquire)) == HERD__GATE_CLOSED)
+        syscall(SYS_futex, &rt->gate, FUTEX_WAIT_PRIVATE, HERD__GATE_CLOSED, NULL, NULL, 0);
+    return g == HERD__GATE_OPEN ? 0 : -1;
+}
+
+/* P3's first half: wait until n workers have chosen. Returns 0, or
+ * HERD_ESYS when one failed (it said why). */
+static int wait_placed(herd__rt *rt, int n) {
+    int k;
+    /* ORDER: acquire; pairs with the release increments in place_self(). */
+    while ((k = atomic_load_explicit(&rt->placed, memory_order_acquire)) < n)
+        syscall(SYS_futex, &rt->placed, FUTEX_WAIT_PRIVATE, k, NULL, NULL, 0);
+    return atomic_load_explicit(&rt->place_failed, memory_order_relaxed) ? HERD_ESYS : 0;
+}
+
+static void open_gate(herd__rt *rt, int how) {
+    /* P4. ORDER: release; pairs with the acquire loads in place_self(). */
+    atomic_store_explicit(&rt->gate, how, memory_order_release);
+    futex_wake_all(&rt->gate);
+}
+
 static void *worker_main(void *p) {
     herd__worker *w = p;
     herd__rt *rt = w->rt;
     char err[256];
-    if (rt->set.bind != HERD__BIND_NONE &&
-        herd__topo_bind_self(&rt->topo, w->pu, err, sizeof err) != 0)
+    if (HERD__BIND_MAPPED(rt->set.bind)) {
+        if (place_self(w) != 0)
+            return NULL; /* the gate was opened to abort */
+    } else if (rt->set.bind != HERD__BIND_NONE &&
+               herd__topo_bind_self(&rt->topo, w->pu, err, sizeof err) != 0)
         fprintf(stderr, "herd: worker %d not pinned: %s\n", w->id, err);
     /* Paper 002 section IV: a worker's runtime data on its own NUMA node. The
      * record is a page of its own (herd__worker's alignment), filled by the
@@ -69,6 +144,14 @@ static void *worker_main(void *p) {
 }
 
 void herd__rt_free(herd__rt *rt) {
+    if (rt->reg) {
+        char err[512];
+        /* Return this process's PUs (the workers are joined, or never ran). */
+        if (rt->holding && herd__map_release(rt->reg, err, sizeof err) != 0)
+            fprintf(stderr, "herd: warning: PUs not returned to the registry: %s\n", err);
+        herd__reg_close(rt->reg);
+        rt->reg = NULL;
+    }
     herd__trace_free(rt);
     if (rt->sched_ready)
         rt->sched->fini(rt);
@@ -125,7 +208,34 @@ static int build_shepherds(herd__rt *rt) {
     return 0;
 }
 
-int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
+/* The registry, for mapped policies and HERD_WORKERS=auto. A modelled
+ * machine's PUs are not this machine's: it must not share the real record. */
+static int open_registry(herd__rt *rt) {
+    char err[512];
+    const char *what = rt->set.workers_auto && !HERD__BIND_MAPPED(rt->set.bind)
+                           ? "HERD_WORKERS=auto"
+                           : HERD__BIND_MAPPED(rt->set.bind) ? "HERD_BIND" : NULL;
+    if (!what || rt->reg)
+        return 0;
+    if (rt->topo.synthetic && !rt->set.registry[0]) {
+        fprintf(stderr,
+                "herd: %s%s%s: the machine is modelled (HERD_TOPOLOGY), so its PUs are not "
+                "this machine's; give it a registry of its own with HERD_REGISTRY=<path>\n",
+                what, HERD__BIND_MAPPED(rt->set.bind) ? "=" : "",
+                HERD__BIND_MAPPED(rt->set.bind) ? bind_value(rt->set.bind) : "");
+        return HERD_EINVAL;
+    }
+    int rc = herd__reg_open(&rt->reg, rt->set.registry, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "herd: machine-wide registry (needed by %s%s%s): %s\n", what,
+                HERD__BIND_MAPPED(rt->set.bind) ? "=" : "",
+                HERD__BIND_MAPPED(rt->set.bind) ? bind_value(rt->set.bind) : "", err);
+    return rc;
+}
+
+/* Settings, topology, the number of workers and their records; no PU is
+ * chosen yet. */
+static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
     char err[512];
     int rc = herd__settings_resolve(cfg, &rt->set);
     if (rc)
@@ -135,7 +245,18 @@ int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
         fprintf(stderr, "herd: HERD_TOPOLOGY: %s\n", err);
         return rc;
     }
+    rc = open_registry(rt);
+    if (rc)
+        return rc;
     rt->nworkers = rt->set.workers ? rt->set.workers : rt->topo.npus;
+    if (rt->set.workers_auto) {
+        rc = herd__map_auto_workers(rt->reg, rt->topo.npus, rt->topo.os_index, &rt->nworkers,
+                                    err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "herd: HERD_WORKERS=auto: %s\n", err);
+            return rc;
+        }
+    }
     herd__stack_conf_init(&rt->stacks, rt->set.stack_size, rt->set.stack_guard);
     rt->pu_of_worker = calloc((size_t)rt->nworkers, sizeof(int));
     rt->workers =
@@ -143,12 +264,34 @@ int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
     if (!rt->pu_of_worker || !rt->workers)
         return HERD_ENOMEM;
     memset(rt->workers, 0, sizeof(herd__worker) * (size_t)rt->nworkers);
-    rc = herd__topo_place(&rt->topo, rt->set.bind, rt->nworkers, rt->pu_of_worker, err,
-                          sizeof err);
-    if (rc) {
-        fprintf(stderr, "herd: HERD_BIND: %s\n", err);
-        return rc;
+    for (int i = 0; i < rt->nworkers; i++) {
+        rt->workers[i].rt = rt;
+        rt->workers[i].id = i;
     }
+    return 0;
+}
+
+/* The placement decided before the workers start: every policy but the
+ * mapped ones, whose workers choose (P1), and which `herd topo` previews. */
+static int place_up_front(herd__rt *rt, int preview) {
+    char err[512];
+    int rc;
+    if (HERD__BIND_MAPPED(rt->set.bind) && preview)
+        rc = herd__map_preview(rt->reg, map_policy(rt->set.bind), rt->topo.npus,
+                               rt->topo.os_index, rt->nworkers, rt->pu_of_worker, err,
+                               sizeof err);
+    else
+        rc = herd__topo_place(&rt->topo, rt->set.bind, rt->nworkers, rt->pu_of_worker, err,
+                              sizeof err);
+    if (rc)
+        fprintf(stderr, "herd: HERD_BIND: %s\n", err);
+    return rc;
+}
+
+/* Everything that depends on the placement: the scheduler, the shepherds,
+ * the per-worker queues, the trace. */
+static int rt_finish(herd__rt *rt) {
+    int rc;
     rt->sched = herd__sched_find(rt->set.sched, rt);
     if (!rt->sched) {
         fprintf(stderr, "herd: HERD_SCHED=%s: no such scheduler in this build\n", rt->set.sched);
@@ -164,8 +307,6 @@ int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
     int inline_spawn = deque && rt->set.spawn == HERD__SPAWN_HELP_FIRST;
     for (int i = 0; i < rt->nworkers; i++) {
         herd__worker *w = &rt->workers[i];
-        w->rt = rt;
-        w->id = i;
         w->pu = rt->pu_of_worker[i];
         w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
         if (deque && herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0)
@@ -182,6 +323,13 @@ int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
     return herd__trace_open(rt);
 }
 
+int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
+    int rc = rt_prepare(rt, cfg);
+    if (rc == 0)
+        rc = place_up_front(rt, 1);
+    return rc ? rc : rt_finish(rt);
+}
+
 static void stop_workers(herd__rt *rt, int started) {
     /* ORDER: seq_cst; pairs with the acquire loads of `stopping` in the
      * worker loop and in idle_sleep()'s recheck; the wake-up below makes
@@ -190,6 +338,31 @@ static void stop_workers(herd__rt *rt, int started) {
     herd__wake_all(rt);
     for (int i = 0; i < started; i++)
         pthread_join(rt->workers[i].thread, NULL);
+}
+
+/* Start n workers; *started counts the ones running. */
+static int start_threads(herd__rt *rt, int *started) {
+    for (int i = 0; i < rt->nworkers; i++) {
+        int e = pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]);
+        if (e) {
+            fprintf(stderr, "herd: cannot start worker %d of %d: %s\n", i, rt->nworkers,
+                    strerror(e));
+            return HERD_ESYS;
+        }
+        *started = i + 1;
+    }
+    return 0;
+}
+
+/* Undo a start that failed after `started` workers began. */
+static void abort_start(herd__rt *rt, int started, int gated) {
+    if (gated) {
+        open_gate(rt, HERD__GATE_ABORT);
+        for (int i = 0; i < started; i++)
+            pthread_join(rt->workers[i].thread, NULL);
+    } else {
+        stop_workers(rt, started);
+    }
 }
 
 HERD_API int herd_start(const herd_config *cfg) {
@@ -207,26 +380,33 @@ HERD_API int herd_start(const herd_config *cfg) {
         pthread_mutex_unlock(&lifecycle);
         return HERD_ENOMEM;
     }
-    int rc = herd__rt_build(rt, cfg);
+    int started = 0;
+    int rc = rt_prepare(rt, cfg);
+    int gated = rc == 0 && HERD__BIND_MAPPED(rt->set.bind);
+    rt->start_ns = herd__now_ns();
+    if (gated) {
+        rt->holding = 1;
+        rc = start_threads(rt, &started); /* each chooses its PU: P1, P2 */
+        int wrc = wait_placed(rt, started);
+        if (rc == 0)
+            rc = wrc;
+    } else if (rc == 0) {
+        rc = place_up_front(rt, 0);
+    }
+    if (rc == 0)
+        rc = rt_finish(rt); /* P3 */
     if (rc == 0)
         rc = herd__overflow_install();
+    if (rc == 0 && !gated)
+        rc = start_threads(rt, &started);
     if (rc) {
+        abort_start(rt, started, gated);
         herd__rt_free(rt);
         pthread_mutex_unlock(&lifecycle);
         return rc;
     }
-    rt->start_ns = herd__now_ns();
-    for (int i = 0; i < rt->nworkers; i++) {
-        int e = pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]);
-        if (e) {
-            fprintf(stderr, "herd: cannot start worker %d of %d: %s\n", i, rt->nworkers,
-                    strerror(e));
-            stop_workers(rt, i);
-            herd__rt_free(rt);
-            pthread_mutex_unlock(&lifecycle);
-            return HERD_ESYS;
-        }
-    }
+    if (gated)
+        open_gate(rt, HERD__GATE_OPEN); /* P4 */
     /* ORDER: release; pairs with the acquire load in herd_run(), so a run
      * that sees the runtime sees it fully built. */
     __atomic_store_n(&herd__rt_global, rt, __ATOMIC_RELEASE);

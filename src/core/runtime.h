@@ -225,7 +225,23 @@ typedef struct herd__rt {
     _Atomic int closing;  /* herd_stop() began: new herd_run() calls are refused */
     _Atomic int stopping; /* no run is left: idle workers exit */
     uint64_t start_ns;
+    /* Mapped policies (HERD_BIND static/bll/xll) and HERD_WORKERS=auto: the
+     * machine-wide registry (src/place/), else NULL. `holding`: workers of
+     * this runtime may have entries in it; herd__rt_free returns them. */
+    struct herd__reg *reg;
+    int holding;
+    /* Mapped start-up (docs/design/registry.md, P1..P4): workers that have
+     * chosen their PU, whether one failed, and the gate they wait at until
+     * the schedulers are built on their choices. Written by workers and the
+     * starting thread; see worker_main() and herd_start(). */
+    _Atomic int placed;
+    _Atomic int place_failed;
+    _Atomic int gate; /* HERD__GATE_* */
 } herd__rt;
+
+#define HERD__GATE_CLOSED 0 /* zeroed memory: closed */
+#define HERD__GATE_OPEN 1
+#define HERD__GATE_ABORT 2
 
 extern herd__rt *herd__rt_global;
 

@@ -197,6 +197,12 @@ static const char *bind_name(herd__bind b) {
         return "scatter";
     case HERD__BIND_NUMA_PRIORITY:
         return "numa-priority";
+    case HERD__BIND_STATIC:
+        return "static";
+    case HERD__BIND_BLL:
+        return "bll";
+    case HERD__BIND_XLL:
+        return "xll";
     }
     return NULL;
 }

@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/runtime.h"
 #include "herd/herd.h"
+#include "place/mapper.h"
 #include "topo/topo.h"
 
 #include <hwloc.h>
@@ -46,9 +47,11 @@ static const flag flags[] = {
     {"--spawn", "HERD_SPAWN", "P", CMD_TOPO | CMD_RUN, "help-first, work-first"},
     {"--steal", "HERD_STEAL", "A", CMD_TOPO | CMD_RUN, "steal amount: one, half, chunk:N"},
     {"--workers", "HERD_WORKERS", "N", CMD_TOPO | CMD_RUN,
-     "number of workers (default: one per PU of the cpuset)"},
+     "number of workers, or auto (the PUs free now; default: one per PU of the cpuset)"},
     {"--bind", "HERD_BIND", "B", CMD_TOPO | CMD_RUN,
-     "worker placement: none, compact, scatter, numa-priority"},
+     "worker placement: none, compact, scatter, numa-priority, static, bll, xll"},
+    {"--registry", "HERD_REGISTRY", "PATH", CMD_TOPO | CMD_RUN,
+     "machine-wide registry file (static, bll, xll, auto)"},
     {"--topology", "HERD_TOPOLOGY", "T", CMD_TOPO | CMD_RUN,
      "hwloc synthetic description (\"pack:2 core:4 pu:2\") or XML file"},
     {"--shepherd", "HERD_SHEPHERD", "L", CMD_TOPO | CMD_RUN,
@@ -169,6 +172,26 @@ static void print_scheduler(const herd__rt *rt)
     }
 }
 
+/* Which herd processes hold which PUs machine-wide, and the loads XLL sees
+ * (src/place/). A modelled machine shows its own registry only. */
+static void print_occupancy(herd__rt *rt)
+{
+    char err[512];
+    herd__reg *reg = rt->reg;
+    if (reg == NULL && rt->topo.synthetic && rt->set.registry[0] == '\0') {
+        printf("machine-wide occupancy: not shown for a modelled machine (set HERD_REGISTRY to "
+               "see a registry of its own)\n");
+        return;
+    }
+    if (reg == NULL && herd__reg_open(&reg, rt->set.registry, err, sizeof err) != 0) {
+        printf("machine-wide occupancy: unavailable: %s\n", err);
+        return;
+    }
+    herd__map_print(reg, rt->topo.npus, rt->topo.os_index, stdout);
+    if (reg != rt->reg)
+        herd__reg_close(reg);
+}
+
 static int show_topology(void)
 {
     herd__rt *rt = calloc(1, sizeof *rt);
@@ -181,6 +204,7 @@ static int show_topology(void)
         herd__topo_print(&rt->topo, stdout, rt->shepherd_level, rt->nworkers, rt->pu_of_worker,
                          rt->set.bind);
         print_scheduler(rt);
+        print_occupancy(rt);
     }
     herd__rt_free(rt);
     return rc == 0 ? 0 : rc == HERD_EINVAL ? EXIT_USAGE : 1;

@@ -88,6 +88,12 @@ static const char *bind_name(herd__bind b)
         return "scatter";
     case HERD__BIND_NUMA_PRIORITY:
         return "numa-priority";
+    case HERD__BIND_STATIC:
+        return "static";
+    case HERD__BIND_BLL:
+        return "bll";
+    case HERD__BIND_XLL:
+        return "xll";
     }
     return "?";
 }
@@ -353,6 +359,13 @@ int herd__topo_place(const herd__topo *t, herd__bind bind, int nworkers, int *pu
         return place_scatter(t, nworkers, pu_of_worker, err, errlen);
     case HERD__BIND_NUMA_PRIORITY: /* src/topo/numaprio.c */
         return herd__topo_place_numa_priority(t, nworkers, pu_of_worker, err, errlen);
+    case HERD__BIND_STATIC:
+    case HERD__BIND_BLL:
+    case HERD__BIND_XLL:
+        /* Chosen by each worker as it starts (src/place/mapper.c), not here. */
+        return fail(err, errlen, HERD_EINVAL,
+                    "binding policy %s is chosen by the workers themselves (src/place/)",
+                    bind_name(bind));
     }
     return fail(err, errlen, HERD_EINVAL,
                 "unknown binding policy %d; accepted: none, compact, scatter, numa-priority",
@@ -420,7 +433,11 @@ static void print_levels(const herd__topo *t, FILE *out)
 static void print_binding(const herd__topo *t, FILE *out, herd__bind bind)
 {
     const char *effect = "each worker pinned to its PU";
-    if (t->synthetic)
+    if (HERD__BIND_MAPPED(bind))
+        effect = t->synthetic ? "chosen machine-wide; modelled machine: threads are never pinned"
+                              : "each worker chooses and pins its PU as it starts; the placement "
+                                "below is what workers starting now would choose";
+    else if (t->synthetic)
         effect = "modelled machine: threads are never pinned";
     else if (bind == HERD__BIND_NONE)
         effect = "threads float; the PUs below only order shepherds and victims";

@@ -27,7 +27,13 @@ typedef enum herd__bind {
     HERD__BIND_COMPACT,  /* worker i on the i-th PU in tree order */
     HERD__BIND_SCATTER,  /* spread round robin over packages, then cores */
     HERD__BIND_NUMA_PRIORITY, /* worker 0 on the best PU, the others nearest to it (paper 002) */
+    /* Mapped policies (paper 003, src/place/): each worker chooses its PU
+     * itself when it starts, under the machine-wide registry's lock. */
+    HERD__BIND_STATIC, /* worker i on PU i, recorded in the registry */
+    HERD__BIND_BLL,    /* fewest herd workers pinned machine-wide */
+    HERD__BIND_XLL,    /* least user-time growth since the last look, plus pinned (Algorithm 1) */
 } herd__bind;
+#define HERD__BIND_MAPPED(b) ((b) >= HERD__BIND_STATIC && (b) <= HERD__BIND_XLL)
 
 typedef struct herd__topo {
     int npus;      /* PUs in the model (the process cpuset for a real machine) */

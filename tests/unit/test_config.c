@@ -190,7 +190,19 @@ static void test_workers(void) {
     reject_env("HERD_WORKERS", "4 ", "trailing", "accepted", WORKERS_FORMS);
     reject_env("HERD_WORKERS", " 4", "not a decimal integer", "accepted", WORKERS_FORMS);
     reject_env("HERD_WORKERS", "0x10", "trailing", "accepted", WORKERS_FORMS);
-    reject_env("HERD_WORKERS", "auto", "not a decimal integer", "accepted", WORKERS_FORMS);
+    /* auto: counted by herd_start from the free PUs (src/place/mapper.h). */
+    if (accept_env("HERD_WORKERS", "auto", &s)) CHECK(s.workers == 0 && s.workers_auto == 1);
+    if (accept_env("HERD_WORKERS", "AUTO", &s)) CHECK(s.workers_auto == 1);
+    if (accept_env("HERD_WORKERS", "3", &s)) CHECK(s.workers_auto == 0);
+    reject_env("HERD_WORKERS", "autox", "not a decimal integer", "accepted", WORKERS_FORMS);
+}
+
+static void test_registry(void) {
+    herd__settings s;
+    if (accept_env("HERD_REGISTRY", "/tmp/my-registry", &s))
+        CHECK(strcmp(s.registry, "/tmp/my-registry") == 0);
+    if (accept_env("HERD_BIND", "xll", &s)) CHECK(s.registry[0] == '\0');
+    reject_env("HERD_REGISTRY", "", "empty value", "accepted", "the path of the registry file");
 }
 
 #define SCHED_FORMS "auto, ws, ws-nearest, numa, numa-random, hier, mts, central, lifo, fifo"
@@ -222,9 +234,10 @@ static void test_bind(void) {
     if (accept_env("HERD_BIND", "Scatter", &s)) CHECK(s.bind == HERD__BIND_SCATTER);
     if (accept_env("HERD_BIND", "numa-priority", &s)) CHECK(s.bind == HERD__BIND_NUMA_PRIORITY);
     if (accept_env("HERD_BIND", "NUMA-Priority", &s)) CHECK(s.bind == HERD__BIND_NUMA_PRIORITY);
-    const char *forms = "none, compact, scatter, numa-priority";
-    reject_env("HERD_BIND", "static", "not available in this build", "available", forms);
-    reject_env("HERD_BIND", "xll", "not available in this build", "available", forms);
+    if (accept_env("HERD_BIND", "static", &s)) CHECK(s.bind == HERD__BIND_STATIC);
+    if (accept_env("HERD_BIND", "BLL", &s)) CHECK(s.bind == HERD__BIND_BLL);
+    if (accept_env("HERD_BIND", "xll", &s)) CHECK(s.bind == HERD__BIND_XLL);
+    const char *forms = "none, compact, scatter, numa-priority, static, bll, xll";
     reject_env("HERD_BIND", "spread", "unknown binding policy", "accepted", forms);
     reject_env("HERD_BIND", "", "empty value", "accepted", forms);
 }
@@ -652,6 +665,7 @@ int main(void) {
     test_workers();
     test_sched();
     test_bind();
+    test_registry();
     test_topology();
     test_shepherd();
     test_stack();

@@ -1,0 +1,285 @@
+"""Multiprogramming scenarios of paper 003, section 3, scaled to this machine.
+
+    python3 -m herd_bench.multiprog [--bench-dir build/release/bench] [--reps 3]
+                                    [--out results/multiprog] [--scenarios 1,2,3]
+                                    [--policies none,static,bll,xll]
+
+Each scenario starts several herd benchmark programs (native kernels of
+build/release/bench) at given arrival times, under one HERD_BIND policy at a
+time, and measures each program's turnaround time (submission to exit, the
+paper's metric). Every repetition of every (scenario, policy) runs in a fresh
+private registry (HERD_REGISTRY in a temporary directory), so runs do not see
+each other and the user's real registry is never touched; the order of
+(policy, repetition) pairs is shuffled. While the programs run, the CPU each
+worker thread last ran on is sampled from /proc every 20 ms, to show which
+cores each program occupied.
+
+Scaling (the paper ran on 63 usable cores; P below is this machine's PUs):
+  1. three fib programs with one, P/2 workers each (the paper's 32 of 63):
+     large (fib 38) at 0 s, small (fib 34) at 1 s, large at 3 s, so the small
+     one ends before the second large one arrives even on a loaded 2-core
+     machine (the paper: 6 s apart).
+  2. four kernels started together with different widths: sort with P/4
+     workers (the paper's 16 of 63), uts T1 with P/2 (32 of 63), fib 37 and
+     fib 36 (for Strassen and NQueens) with P workers (63 of 63).
+  3. ten sort instances (n = 2M) arriving 0.3 s apart, at full width (P) and
+     at limited width (P/4, the paper's 16 of 63); Figure 4 shows none and
+     xll, herd runs every policy asked for.
+Widths are at least 1. On 2 PUs: 1 worker per program in scenario 1.
+
+Results: <out>/multiprog.json (every run: programs, arrival, turnaround,
+exit status, sampled CPUs), a table on stdout (medians over the
+repetitions), and figures <out>/scenario{1,2,3}.png when matplotlib is
+available. A run counts only if every program exits 0 with a verified
+result; anything else is reported FAILED and makes the exit status 1.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+POLICIES = ("none", "static", "bll", "xll")
+
+
+@dataclass
+class Program:
+    name: str
+    argv: list[str]
+    arrival: float  # seconds after the scenario starts
+    workers: int
+
+
+@dataclass
+class Result:
+    name: str
+    arrival: float
+    turnaround: float
+    rc: int
+    verified: bool
+    cpus: dict[int, int] = field(default_factory=dict)  # cpu -> samples of worker threads
+
+
+def pus() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def scenarios(bench: Path, p: int) -> dict[str, list[tuple[str, list[Program]]]]:
+    """Scenario -> variants (label, programs). Widths scale with p."""
+    half, quarter = max(1, p // 2), max(1, p // 4)
+    fib, sort, uts = str(bench / "bench_fib"), str(bench / "bench_sort"), str(bench / "bench_uts")
+
+    def prog(name: str, argv: list[str], arrival: float, w: int) -> Program:
+        return Program(name, argv + ["--workers", str(w), "--reps", "1"], arrival, w)
+
+    s1 = [prog("large-1", [fib, "--n", "38"], 0.0, half),
+          prog("small", [fib, "--n", "34"], 1.0, half),
+          prog("large-2", [fib, "--n", "38"], 3.0, half)]
+    s2 = [prog("sort", [sort, "--n", "4000000"], 0.0, quarter),
+          prog("uts-T1", [uts, "--tree", "T1"], 0.0, half),
+          prog("fib-37", [fib, "--n", "37"], 0.0, p),
+          prog("fib-36", [fib, "--n", "36"], 0.0, p)]
+
+    def s3(w: int) -> list[Program]:
+        return [prog(f"sort-{k}", [sort, "--n", "2000000"], 0.3 * k, w) for k in range(10)]
+
+    return {"1": [("", s1)], "2": [("", s2)],
+            "3": [(f"width {p}", s3(p)), (f"width {quarter}", s3(quarter))]}
+
+
+def worker_cpus(pid: int) -> list[int]:
+    """CPU each worker thread (every thread but the main one) last ran on."""
+    out = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        if int(tid) == pid:
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        out.append(int(fields[36]))  # field 39: processor
+    return out
+
+
+def run_once(programs: list[Program], policy: str, registry: str,
+             timeout: float) -> list[Result]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERD_")}
+    env.update(HERD_BIND=policy, HERD_REGISTRY=registry)
+    pending = sorted(programs, key=lambda q: q.arrival)
+    running: dict[int, tuple[Program, subprocess.Popen, float]] = {}
+    results: dict[str, Result] = {}
+    t0 = time.monotonic()
+    while pending or running:
+        now = time.monotonic() - t0
+        while pending and pending[0].arrival <= now:
+            q = pending.pop(0)
+            proc = subprocess.Popen(q.argv, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            running[proc.pid] = (q, proc, time.monotonic())
+            results[q.name] = Result(q.name, q.arrival, float("nan"), -1, False)
+        for pid, (q, proc, start) in list(running.items()):
+            for cpu in worker_cpus(pid):
+                results[q.name].cpus[cpu] = results[q.name].cpus.get(cpu, 0) + 1
+            if proc.poll() is not None:
+                end = time.monotonic()
+                out, err = proc.communicate()
+                r = results[q.name]
+                r.turnaround, r.rc = end - start, proc.returncode
+                lines = out.strip().splitlines()
+                try:
+                    r.verified = bool(json.loads(lines[-1]).get("verified")) if lines else False
+                except ValueError:
+                    r.verified = False
+                if proc.returncode or not r.verified:
+                    sys.stderr.write(f"multiprog: {q.name} ({policy}) failed: rc "
+                                     f"{proc.returncode}: {err.strip()[-400:]}\n")
+                del running[pid]
+            elif time.monotonic() - t0 > timeout:
+                proc.kill()
+        time.sleep(0.02)
+    return [results[q.name] for q in programs]
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="herd bench multiprog", description=__doc__.split("\n")[0])
+    ap.add_argument("--bench-dir", default="build/release/bench", type=Path)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--out", default="results/multiprog", type=Path)
+    ap.add_argument("--scenarios", default="1,2,3")
+    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--timeout", type=float, default=120.0, help="per scenario run, seconds")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args(argv)
+    policies = [x for x in a.policies.split(",") if x]
+    for x in policies:
+        if x not in POLICIES:
+            ap.error(f"--policies: unknown policy {x!r}; accepted: {', '.join(POLICIES)}")
+    if not (a.bench_dir / "bench_fib").exists():
+        ap.error(f"--bench-dir {a.bench_dir}: no bench_fib there (build the release preset)")
+    p = pus()
+    table = scenarios(a.bench_dir.resolve(), p)
+    wanted = [s for s in a.scenarios.split(",") if s]
+    for s in wanted:
+        if s not in table:
+            ap.error(f"--scenarios: unknown scenario {s!r}; accepted: 1, 2, 3")
+    jobs = [(s, label, pol, rep) for s in wanted for label, _ in table[s] for pol in policies
+            for rep in range(a.reps)]
+    random.Random(a.seed).shuffle(jobs)
+    a.out.mkdir(parents=True, exist_ok=True)
+    runs, failed = [], 0
+    for i, (s, label, pol, rep) in enumerate(jobs):
+        programs = dict(table[s])[label]
+        with tempfile.TemporaryDirectory(prefix="herd-multiprog-") as d:
+            res = run_once(programs, pol, str(Path(d) / "registry"), a.timeout)
+        ok = all(r.rc == 0 and r.verified for r in res)
+        failed += not ok
+        runs.append({"scenario": s, "variant": label, "policy": pol, "rep": rep, "ok": ok,
+                     "programs": [vars(r) | {"workers": q.workers, "argv": q.argv}
+                                  for r, q in zip(res, programs)]})
+        print(f"[{i + 1}/{len(jobs)}] scenario {s} {label} {pol} rep {rep}: "
+              + " ".join(f"{r.name}={r.turnaround:.2f}s" for r in res), flush=True)
+    meta = {"pus": p, "load": os.getloadavg(), "reps": a.reps, "time": time.time(),
+            "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
+                                     text=True).stdout.strip()}
+    (a.out / "multiprog.json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=1))
+    report(runs, policies, a.out)
+    if failed:
+        print(f"multiprog: {failed} scenario run(s) FAILED", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def summarise(runs: list[dict]) -> dict:
+    """(scenario, variant, policy, program) -> (median turnaround, top cpus)."""
+    acc: dict[tuple, list] = {}
+    for run in runs:
+        if not run["ok"]:
+            continue
+        for prog in run["programs"]:
+            key = (run["scenario"], run["variant"], run["policy"], prog["name"])
+            acc.setdefault(key, []).append(prog)
+    out = {}
+    for key, progs in acc.items():
+        cpus: dict[int, int] = {}
+        for pr in progs:
+            for c, n in pr["cpus"].items():
+                cpus[int(c)] = cpus.get(int(c), 0) + n
+        total = sum(cpus.values()) or 1
+        share = {c: n / total for c, n in sorted(cpus.items())}
+        out[key] = (median([pr["turnaround"] for pr in progs]), len(progs), share)
+    return out
+
+
+def report(runs: list[dict], policies: list[str], out: Path) -> None:
+    s = summarise(runs)
+    keys = sorted({k[:2] for k in s})
+    for scen, variant in keys:
+        names = []
+        for k in s:
+            if k[:2] == (scen, variant) and k[3] not in names:
+                names.append(k[3])
+        print(f"\nscenario {scen} {variant}: median turnaround (s), runs, CPU share of workers")
+        print(f"{'program':<10}" + "".join(f"{p:>26}" for p in policies))
+        for n in names:
+            cells = []
+            for p in policies:
+                v = s.get((scen, variant, p, n))
+                if v is None:
+                    cells.append(f"{'-':>26}")
+                    continue
+                share = " ".join(f"{c}:{f:.0%}" for c, f in v[2].items())
+                cells.append(f"{v[0]:>7.2f} ({v[1]}) {share:>14}")
+            print(f"{n:<10}" + "".join(cells))
+    plot(s, policies, keys, out)
+
+
+def plot(s: dict, policies: list[str], keys: list[tuple], out: Path) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("multiprog: matplotlib not installed: no figures", file=sys.stderr)
+        return
+    for scen in sorted({k[0] for k in keys}):
+        variants = [v for sc, v in keys if sc == scen]
+        fig, axes = plt.subplots(1, len(variants), figsize=(6 * len(variants), 4), squeeze=False)
+        for ax, variant in zip(axes[0], variants):
+            names = []
+            for k in s:
+                if k[:2] == (scen, variant) and k[3] not in names:
+                    names.append(k[3])
+            width = 0.8 / max(1, len(policies))
+            for j, pol in enumerate(policies):
+                ys = [s.get((scen, variant, pol, n), (float("nan"),))[0] for n in names]
+                ax.bar([i + j * width for i in range(len(names))], ys, width, label=pol)
+            ax.set_xticks([i + width * (len(policies) - 1) / 2 for i in range(len(names))])
+            ax.set_xticklabels(names, rotation=45 if len(names) > 4 else 0, ha="right"
+                               if len(names) > 4 else "center")
+            ax.set_ylabel("turnaround time (s), median")
+            ax.set_title(f"scenario {scen} {variant}".strip())
+            ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / f"scenario{scen}.png", dpi=110)
+        plt.close(fig)
+        print(f"multiprog: wrote {out / f'scenario{scen}.png'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
