@@ -13,6 +13,7 @@ import argparse
 import datetime as _dt
 import os
 import random
+import signal
 import sys
 from pathlib import Path
 from typing import Optional
@@ -135,19 +136,25 @@ def cmd_bench(argv: list[str]) -> int:
     out = args.out or REPO / "results" / f"bench-{started.strftime('%Y%m%d-%H%M%S')}"
     print(f"herd bench: suite {name}, {len(cells)} cells x {sel.reps} runs, threads "
           f"{','.join(map(str, sel.threads))}, results in {out}", file=sys.stderr)
+    # SIGTERM stops the matrix like ^C: the child is killed, what ran is kept.
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     records = run_matrix(cells, sel.reps, paths, timeout=args.timeout, seed=seed)
     doc = results_doc(cells, records, suite=name, reps=sel.reps, seed=seed, paths=paths,
                       herd_exe=herd_exe, started=started, argv=["herd", "bench", *argv],
                       repo=REPO)
     write_results(doc, out)
     print(f"results: {out / 'results.json'}, {out / 'results.csv'}")
-    failed = sum(1 for r in records if r.get("status") == "failed")
+    failed = sum(1 for r in records if r.get("status") in ("failed", "not run"))
     if not args.no_report:
         _, text = write_report(doc, out)
         print(text)
     if failed:
         print(f"herd bench: {failed} run(s) FAILED (see the report's Failures)", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def cmd_report(argv: list[str]) -> int:

@@ -112,6 +112,14 @@ def run_one(cell: Cell, cmd: Command, timeout: float, tmp: Path) -> dict[str, An
     return out
 
 
+def not_run(records: list[dict[str, Any]], rest: list[tuple[Cell, int]]) -> None:
+    """After an interrupt, record every run not made as `not run` (visible in
+    the tables, like a failure)."""
+    records.extend({**c.to_json(), "rep": r, "ok": False, "status": "not run",
+                    "error": "not run: the matrix was interrupted", "seconds": None}
+                   for c, r in rest)
+
+
 def fmt_secs(s: float) -> str:
     s = max(0, int(s + 0.5))
     return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
@@ -148,7 +156,13 @@ def run_matrix(cells: list[Cell], reps: int, paths: Paths, *, timeout: float, se
             print(f"{CLEAR if tty else ''}[{done + 1}/{len(todo)}] now: {c.key()}  |  left "
                   f"{len(todo) - done}  |  ETA {fmt_secs(eta) if done else '?'}",
                   end="" if tty else "\n", file=progress, flush=True)
-            rec = run_one(c, command(c, paths, libomp_dir), timeout, tmp)
+            try:
+                rec = run_one(c, command(c, paths, libomp_dir), timeout, tmp)
+            except KeyboardInterrupt:  # subprocess.run has killed the child
+                not_run(records, todo[done:])
+                print(f"{CLEAR if tty else ''}herd bench: interrupted; the runs not made are "
+                      f"recorded as `not run`", file=progress, flush=True)
+                break
             rec.update(c.to_json(), rep=rep)
             if not rec["ok"]:
                 print(f"{CLEAR if tty else ''}  FAILED {c.key()} rep {rep}: {rec['error']}", file=progress,

@@ -40,6 +40,8 @@ class Point:
     def status(self) -> str:
         if any(r.get("status") == "not built" for r in self.runs):
             return "not built"
+        if any(r.get("status") == "not run" for r in self.runs):
+            return "not run"
         if any(not r.get("ok") for r in self.runs):
             return "FAILED"
         return "ok" if self.runs else "missing"

@@ -237,3 +237,22 @@ def test_trace_draw(tmp_path: Path) -> None:
     assert entry.main(["report", "--trace", str(DATA / "trace-sort.json"), "--out",
                        str(out)]) == 0
     assert out.stat().st_size > 1000
+
+
+def test_interrupt_keeps_what_ran(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from herd_bench import matrix
+    paths = make_bench(tmp_path)
+    cells = expand(Selection(parse_kernels("fib/cutoff", "small"), ("serial", "libgomp"),
+                             ("ws",), (1,), 2))
+    real, calls = matrix.run_one, []
+
+    def flaky(*a: object, **kw: object) -> dict:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(matrix, "run_one", flaky)
+    recs = run_matrix(cells, 2, paths, timeout=20, seed=1, progress=io.StringIO())
+    assert len(recs) == 4  # one ran, three recorded as not run
+    assert sum(r["status"] == "not run" for r in recs) == 3
