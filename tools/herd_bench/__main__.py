@@ -21,6 +21,7 @@ from typing import Optional
 from . import cli as table_cli
 from .matrix import results_doc, run_matrix, write_results
 from .paper import load, write_report
+from .runner import machine
 from .suite import (INPUTS, RUNTIME_KINDS, Paths, Selection, expand, find_libomp,
                     parse_kernels, suite)
 
@@ -138,10 +139,11 @@ def cmd_bench(argv: list[str]) -> int:
           f"{','.join(map(str, sel.threads))}, results in {out}", file=sys.stderr)
     # SIGTERM stops the matrix like ^C: the child is killed, what ran is kept.
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    machine_start = machine()
     records = run_matrix(cells, sel.reps, paths, timeout=args.timeout, seed=seed)
     doc = results_doc(cells, records, suite=name, reps=sel.reps, seed=seed, paths=paths,
                       herd_exe=herd_exe, started=started, argv=["herd", "bench", *argv],
-                      repo=REPO)
+                      repo=REPO, machine_start=machine_start)
     write_results(doc, out)
     print(f"results: {out / 'results.json'}, {out / 'results.csv'}")
     failed = sum(1 for r in records if r.get("status") in ("failed", "not run"))

@@ -194,11 +194,14 @@ def environment() -> dict[str, str]:
 
 def results_doc(cells: list[Cell], records: list[dict[str, Any]], *, suite: str, reps: int,
                 seed: int, paths: Paths, herd_exe: Optional[Path], started: _dt.datetime,
-                argv: list[str], repo: Path) -> dict[str, Any]:
+                argv: list[str], repo: Path,
+                machine_start: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """machine_start: machine() taken before the runs (its load average is
+    the one that says whether other work competed); default: now."""
     return {"format": "herd-bench-matrix/1", "suite": suite, "argv": argv, "seed": seed,
             "reps": reps, "started": started.isoformat(timespec="seconds"),
             "finished": _dt.datetime.now().isoformat(timespec="seconds"),
-            "git": git_commit(repo), "machine": machine(), "loadavg_finished": loadavg(),
+            "git": git_commit(repo), "machine": machine_start or machine(), "loadavg_finished": loadavg(),
             "topology": topology_text(herd_exe), "env": environment(),
             "paths": {"bench": str(paths.bench), "herd_omp": str(paths.herd_omp or ""),
                       "libomp": str(paths.libomp or "")},
