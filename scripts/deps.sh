@@ -33,6 +33,9 @@ probe() {
     python3) have python3 ;;
     gcc-aarch64-linux-gnu) have aarch64-linux-gnu-gcc ;;
     qemu-user) have qemu-aarch64 ;;
+    libomp-dev) compgen -G '/usr/lib/llvm-*/lib/libomp.so.5' >/dev/null ||
+        compgen -G '/usr/lib/*/libomp.so.5' >/dev/null ;;
+    libtbb-dev) [ -e /usr/include/oneapi/tbb.h ] || [ -e /usr/include/tbb/tbb.h ] ;;
     *) return 1 ;;
     esac
 }
@@ -54,8 +57,9 @@ done
 
 # Order matters only for probes: pkg-config first so the module probes work.
 # gcc-aarch64-linux-gnu and qemu-user: the AArch64 context switch is tested under qemu-user.
+# libomp-dev and libtbb-dev: the LLVM OpenMP and oneTBB peers of the benchmarks.
 required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
-    gcc-aarch64-linux-gnu qemu-user)
+    gcc-aarch64-linux-gnu qemu-user libomp-dev libtbb-dev)
 
 missing=()
 for p in "${required[@]}"; do

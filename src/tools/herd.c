@@ -2,6 +2,7 @@
  *
  *   herd topo [flags]               the machine, its shepherds, and where each worker goes
  *   herd run [flags] -- PROGRAM ... run PROGRAM under the given settings
+ *   herd bench ... | report ...    the benchmark harness (python3 -m herd_bench)
  *   herd version | help
  *
  * Every flag is a spelling of one HERD_* environment variable. The tool sets
@@ -76,7 +77,9 @@ static void usage(FILE *out)
             "                               environment\n"
             "  version                      print herd's version\n"
             "  help, --help                 print this text\n"
-            "  bench, report                not available yet\n"
+            "  bench [ARGS]                 run the benchmark suite (--help for its flags)\n"
+            "  report [RESULTS | --trace F] tables, figures and report.md from results;\n"
+            "                               a HERD_TRACE timeline PNG\n"
             "\n"
             "flags (each sets the HERD_* variable shown, overriding the environment;\n"
             "FLAG VALUE and FLAG=VALUE are both accepted):\n");
@@ -267,6 +270,74 @@ static int cmd_run(int argc, char **argv)
 
 /* ------------------------------------------------------------------ main */
 
+/* ------------------------------------------------------ bench and report */
+
+/* The harness is the Python package herd_bench: installed beside the tool
+ * (P/share/herd/python, see CMakeLists.txt), or in the source tree this
+ * binary was built from (HERD_TOOLS_DIR). The folder that has it wins. */
+static int find_harness(const char *exe, char *dir, size_t size)
+{
+    char buf[4096], probe[4400];
+    snprintf(buf, sizeof buf, "%s", exe);
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = '\0';
+    const char *candidates[2] = {NULL, HERD_TOOLS_DIR};
+    char installed[4200];
+    snprintf(installed, sizeof installed, "%s/../share/herd/python", buf);
+    candidates[0] = installed;
+    for (int i = 0; i < 2; i++) {
+        snprintf(probe, sizeof probe, "%s/herd_bench/__main__.py", candidates[i]);
+        if (access(probe, R_OK) == 0) {
+            snprintf(dir, size, "%s", candidates[i]);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* herd bench|report ARGS: python3 -m herd_bench bench|report --herd-exe SELF ARGS. */
+static int cmd_harness(const char *cmd, int argc, char **argv)
+{
+    char exe[4096], dir[4200];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        fprintf(stderr, "herd %s: cannot find this executable: %s\n", cmd, strerror(errno));
+        return 1;
+    }
+    exe[n] = '\0';
+    if (find_harness(exe, dir, sizeof dir) != 0) {
+        fprintf(stderr,
+                "herd %s: the benchmark harness (Python package herd_bench) is neither installed "
+                "beside herd (share/herd/python) nor in %s\n",
+                cmd, HERD_TOOLS_DIR);
+        return 1;
+    }
+    const char *old = getenv("PYTHONPATH");
+    char path[8400];
+    snprintf(path, sizeof path, "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
+    setenv("PYTHONPATH", path, 1);
+    char **args = calloc((size_t)argc + 5, sizeof *args);
+    if (!args) {
+        fprintf(stderr, "herd %s: out of memory\n", cmd);
+        return 1;
+    }
+    int k = 0;
+    args[k++] = "python3";
+    args[k++] = "-m";
+    args[k++] = "herd_bench";
+    args[k++] = (char *)cmd;
+    args[k++] = "--herd-exe";
+    args[k++] = exe;
+    for (int i = 2; i < argc; i++)
+        args[k++] = argv[i];
+    args[k] = NULL;
+    execvp("python3", args);
+    fprintf(stderr, "herd %s: cannot run python3: %s\n", cmd, strerror(errno));
+    free(args);
+    return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -287,13 +358,8 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (strcmp(cmd, "bench") == 0 || strcmp(cmd, "report") == 0) {
-        fprintf(stderr,
-                "herd %s: not available yet in herd %d.%d.%d (the benchmark harness is not "
-                "part of this build)\n",
-                cmd, HERD_VERSION_MAJOR, HERD_VERSION_MINOR, HERD_VERSION_PATCH);
-        return EXIT_USAGE;
-    }
+    if (strcmp(cmd, "bench") == 0 || strcmp(cmd, "report") == 0)
+        return cmd_harness(cmd, argc, argv);
     usage_error("unknown command '%s'", cmd);
     return EXIT_USAGE;
 }

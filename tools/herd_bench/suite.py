@@ -1,0 +1,282 @@
+"""The benchmark matrix of `herd bench`: kernels x runtimes x thread counts x
+repetitions.
+
+A *kernel* here is one kernel variant at one input, e.g. `fib/cutoff` at
+`medium`. A *runtime* is how a kernel runs:
+
+  serial       the OpenMP kernel's sequential twin (`--seq`; no runtime at all)
+  libgomp      the OpenMP kernel on GCC's libgomp (what it was linked with)
+  libomp       the same binary on LLVM's libomp: a folder whose libgomp.so.1
+               is a link to libomp.so.5, put first on LD_LIBRARY_PATH (libomp
+               exports the GOMP_* entry points gcc emits; the kernel reports
+               the file that provides omp_get_num_threads, and a run that did
+               not get libomp is a failure, never a silent libgomp run)
+  herd-omp:S   the same binary on herd's lib/herd/libgomp.so.1 under HERD_SCHED=S
+  herd:S       herd's native kernel (bench/*.c) under HERD_SCHED=S
+  tbb          the oneTBB peer (bench/tbb), for fib and sort
+
+A runtime the build or the machine lacks (libomp.so.5 absent, herd-omp or
+tbb not built, no native version of a kernel) is a *not built* cell: shown
+in every table, never silently missing.
+
+Everything here is a pure function of its arguments, so the tests expand
+matrices without running anything.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+INPUTS = ("small", "medium", "large")
+
+# kernel -> its variants (the first is the default), as bench/omp/<kernel>.c has them.
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "fib": ("cutoff", "nocutoff"),
+    "nqueens": ("cutoff", "nocutoff"),
+    "sort": ("mergesort",),
+    "health": ("tree",),
+    "sparselu": ("single", "for"),
+    "strassen": ("tasks",),
+    "alignment": ("single", "for"),
+    "fft": ("recursive",),
+    "floorplan": ("bnb",),
+    "uts": ("tasks",),
+}
+KERNELS = tuple(VARIANTS)
+
+# The sizes bench/omp/*.c give each input, where a native herd or oneTBB peer
+# must be told the same problem explicitly (small, medium, large).
+FIB_N = {"cutoff": (30, 40, 50), "nocutoff": (22, 28, 35)}
+FIB_CUTOFF = 12
+NQUEENS_N = {"cutoff": (10, 13, 14), "nocutoff": (9, 12, 14)}
+NQUEENS_CUTOFF = 3
+SORT_N = (1 << 20, 16 << 20, 128 << 20)
+UTS_TREE = ("T1", "T3", "T1L")
+
+RUNTIME_KINDS = ("serial", "libgomp", "libomp", "herd-omp", "herd", "tbb")
+DEFAULT_SCHEDS = ("auto", "ws", "mts")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the matrix (repetitions aside)."""
+
+    kernel: str
+    variant: str
+    input: str
+    runtime: str  # serial, libgomp, libomp, herd-omp, herd, tbb
+    sched: Optional[str]  # HERD_SCHED for herd-omp and herd
+    threads: int  # 0 for serial
+
+    @property
+    def bench(self) -> str:
+        """What the tables call the kernel: `fib/cutoff`, or `sort` alone."""
+        return self.kernel if len(VARIANTS.get(self.kernel, ())) < 2 else \
+            f"{self.kernel}/{self.variant}"
+
+    @property
+    def rt(self) -> str:
+        """The runtime's column name: `libgomp`, `herd-omp:ws`, `herd:auto`."""
+        return f"{self.runtime}:{self.sched}" if self.sched else self.runtime
+
+    def key(self) -> str:
+        return f"{self.bench} {self.input} {self.rt} t={self.threads}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "variant": self.variant, "input": self.input,
+                "runtime": self.runtime, "sched": self.sched, "threads": self.threads}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Cell":
+        return Cell(d["kernel"], d["variant"], d["input"], d["runtime"], d.get("sched"),
+                    int(d["threads"]))
+
+
+@dataclass
+class Paths:
+    """Where the binaries and libraries are; None: not there."""
+
+    bench: Path  # the build's bench/ folder
+    herd_omp: Optional[Path] = None  # lib/herd/libgomp.so.1
+    libomp: Optional[Path] = None  # libomp.so.5
+
+    def available(self, runtime: str) -> tuple[bool, str]:
+        """Whether a runtime can run at all, and if not, why (for its row)."""
+        if runtime == "libomp" and self.libomp is None:
+            return False, "not found: no libomp.so.5 (Debian: libomp-dev), or pass --libomp"
+        if runtime == "herd-omp" and self.herd_omp is None:
+            return False, "not built: no lib/herd/libgomp.so.1 in this build"
+        if runtime == "tbb" and not (self.bench / "tbb" / "tbb_fib").exists():
+            return False, "not built: oneTBB was not found at configure time (libtbb-dev)"
+        return True, ""
+
+
+def find_libomp() -> Optional[Path]:
+    """LLVM's OpenMP runtime, newest LLVM first."""
+    pats = ["/usr/lib/llvm-*/lib/libomp.so.5", "/usr/lib/*/libomp.so.5", "/usr/lib/libomp.so.5",
+            "/usr/local/lib/libomp.so.5"]
+    for pat in pats:
+        hits = sorted(glob.glob(pat), key=_version_key, reverse=True)
+        if hits:
+            return Path(hits[0])
+    return None
+
+
+def _version_key(p: str) -> tuple[int, ...]:
+    digits = [int(x) for x in p.replace("-", "/").split("/") if x.isdigit()]
+    return tuple(digits) or (0,)
+
+
+def native_args(kernel: str, variant: str, inp: int) -> Optional[tuple[str, tuple[str, ...]]]:
+    """herd's native version: (binary under bench/, args), or None if there is none."""
+    if kernel == "fib" and variant == "nocutoff":
+        return "bench_fib", ("--n", str(FIB_N[variant][inp]), "--shape", "both")
+    if kernel == "nqueens":
+        n = NQUEENS_N[variant][inp]
+        cut = NQUEENS_CUTOFF if variant == "cutoff" else n
+        return "bench_nqueens", ("--n", str(n), "--cutoff", str(cut))
+    if kernel == "sort":
+        return "bench_sort", ("--n", str(SORT_N[inp]))
+    if kernel == "uts":
+        return "bench_uts", ("--tree", UTS_TREE[inp])
+    return None
+
+
+def tbb_args(kernel: str, variant: str, inp: int) -> Optional[tuple[str, tuple[str, ...]]]:
+    if kernel == "fib":
+        n = FIB_N[variant][inp]
+        return "tbb/tbb_fib", ("--n", str(n)) + (("--cutoff", str(FIB_CUTOFF))
+                                                 if variant == "cutoff" else ())
+    if kernel == "sort":
+        return "tbb/tbb_sort", ("--n", str(SORT_N[inp]))
+    return None
+
+
+def has_version(cell: Cell) -> bool:
+    """Whether the kernel exists for the cell's runtime at all."""
+    i = INPUTS.index(cell.input)
+    if cell.runtime == "herd":
+        return native_args(cell.kernel, cell.variant, i) is not None
+    if cell.runtime == "tbb":
+        return tbb_args(cell.kernel, cell.variant, i) is not None
+    return True
+
+
+@dataclass
+class Command:
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    expect_lib: Optional[Path] = None  # the OpenMP library the run must report
+    stats: bool = False  # give it HERD_STATS
+
+
+def command(cell: Cell, paths: Paths, libomp_dir: Optional[Path]) -> Command:
+    """The process that runs one repetition of cell."""
+    i = INPUTS.index(cell.input)
+    t = str(cell.threads)
+    if cell.runtime == "herd":
+        found = native_args(cell.kernel, cell.variant, i)
+        assert found is not None
+        binary, args = found
+        return Command([str(paths.bench / binary), *args, "--workers", t, "--reps", "1"],
+                       {"HERD_SCHED": cell.sched or "auto"}, stats=True)
+    if cell.runtime == "tbb":
+        found = tbb_args(cell.kernel, cell.variant, i)
+        assert found is not None
+        binary, args = found
+        return Command([str(paths.bench / binary), *args, "--workers", t, "--reps", "1"])
+    argv = [str(paths.bench / "omp" / f"omp_{cell.kernel}"), "--input", cell.input,
+            "--variant", cell.variant, "--reps", "1"]
+    if cell.runtime == "serial":
+        return Command(argv + ["--seq"])
+    # OMP_PROC_BIND stays unset: each runtime's own default placement is what we compare.
+    env = {"OMP_NUM_THREADS": t}
+    if cell.runtime == "libgomp":
+        return Command(argv, env)
+    if cell.runtime == "libomp":
+        assert libomp_dir is not None and paths.libomp is not None
+        env["LD_LIBRARY_PATH"] = _prepend(str(libomp_dir))
+        return Command(argv, env, expect_lib=paths.libomp)
+    assert cell.runtime == "herd-omp" and paths.herd_omp is not None
+    env["LD_LIBRARY_PATH"] = _prepend(str(paths.herd_omp.parent))
+    env["HERD_SCHED"] = cell.sched or "auto"
+    return Command(argv, env, expect_lib=paths.herd_omp, stats=True)
+
+
+def _prepend(d: str) -> str:
+    old = os.environ.get("LD_LIBRARY_PATH", "")
+    return d + (":" + old if old else "")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What to run: the suite or the flags."""
+
+    kernels: tuple[tuple[str, str, str], ...]  # (kernel, variant, input)
+    runtimes: tuple[str, ...]
+    scheds: tuple[str, ...]
+    threads: tuple[int, ...]
+    reps: int
+
+
+def suite(name: str, nproc: int) -> Selection:
+    """The named suites. quick: every kernel variant at `medium` (the README's
+    main command; sized for about 10 minutes on 2 cores), all runtimes, 1 and
+    all threads, 2 repetitions (the least that gives a spread), herd under
+    auto, ws and mts. full: medium and
+    large, 1, 2, 4, ... up to all threads, 5 repetitions, every scheduler."""
+    kv = tuple((k, v) for k in KERNELS for v in VARIANTS[k])
+    if name == "quick":
+        return Selection(tuple((k, v, "medium") for k, v in kv), RUNTIME_KINDS, DEFAULT_SCHEDS,
+                         tuple(sorted({1, nproc})), 2)
+    if name == "full":
+        ts = sorted({1, nproc} | {2 ** k for k in range(1, 12) if 2 ** k < nproc})
+        return Selection(tuple((k, v, i) for k, v in kv for i in ("medium", "large")),
+                         RUNTIME_KINDS, ("auto", "ws", "ws-nearest", "numa", "numa-random",
+                                         "hier", "mts", "central"), tuple(ts), 5)
+    raise ValueError(f"unknown suite {name!r}: quick or full")
+
+
+def expand(sel: Selection) -> list[Cell]:
+    """Every cell of a selection, in table order: per kernel, the serial twin,
+    then each runtime (each scheduler) at each thread count. Cells whose
+    runtime has no version of the kernel (herd native fib/cutoff, tbb health)
+    are left out here: the tables show them as `n/a`, which is not a failure."""
+    cells: list[Cell] = []
+    for k, v, inp in sel.kernels:
+        for rt in sel.runtimes:
+            if rt == "serial":
+                cells.append(Cell(k, v, inp, "serial", None, 0))
+                continue
+            for s in (sel.scheds if rt in ("herd", "herd-omp") else (None,)):
+                for t in sel.threads:
+                    c = Cell(k, v, inp, rt, s, t)
+                    if has_version(c):
+                        cells.append(c)
+    return cells
+
+
+def parse_kernels(spec: str, default_input: str) -> tuple[tuple[str, str, str], ...]:
+    """`fib,sort/mergesort@small,nqueens/nocutoff` -> (kernel, variant, input)s;
+    a kernel without a variant means all its variants."""
+    out: list[tuple[str, str, str]] = []
+    for tok in [x for x in spec.split(",") if x]:
+        inp = default_input
+        if "@" in tok:
+            tok, inp = tok.split("@", 1)
+        if inp not in INPUTS:
+            raise ValueError(f"{tok}@{inp}: the input is one of {', '.join(INPUTS)}")
+        k, _, v = tok.partition("/")
+        if k not in VARIANTS:
+            raise ValueError(f"unknown kernel {k!r}; known: {', '.join(KERNELS)}")
+        if v and v not in VARIANTS[k]:
+            raise ValueError(f"{k} has variants {', '.join(VARIANTS[k])}, not {v!r}")
+        for var in ([v] if v else list(VARIANTS[k])):
+            if (k, var, inp) not in out:
+                out.append((k, var, inp))
+    if not out:
+        raise ValueError("no kernels selected")
+    return tuple(out)

@@ -1,0 +1,258 @@
+"""Tests of `herd bench` / `herd report` (herd_bench.suite, .matrix, .paper,
+.timeline): kernel selection, matrix expansion, commands per runtime, how a
+run is judged, a matrix run against fake kernel binaries, and the report
+from a small recorded result (tools/tests/data/bench-tiny, a real run of
+fib and uts at small inputs). No timing is asserted."""
+from __future__ import annotations
+
+import io
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from herd_bench import __main__ as entry  # noqa: E402
+from herd_bench.matrix import judge, run_matrix, write_results  # noqa: E402
+from herd_bench.paper import Results, load, steals, table2, variability, write_report  # noqa: E402
+from herd_bench.suite import (Cell, Command, Paths, Selection, command, expand,  # noqa: E402
+                              parse_kernels, suite)
+from herd_bench.timeline import parse as parse_trace  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+# ------------------------------------------------------------- selection
+
+def test_parse_kernels_variants_and_inputs() -> None:
+    assert parse_kernels("fib", "medium") == (("fib", "cutoff", "medium"),
+                                              ("fib", "nocutoff", "medium"))
+    assert parse_kernels("sort@small,nqueens/nocutoff", "large") == (
+        ("sort", "mergesort", "small"), ("nqueens", "nocutoff", "large"))
+
+
+@pytest.mark.parametrize("bad", ["", "frob", "fib/none", "fib@huge"])
+def test_parse_kernels_rejects(bad: str) -> None:
+    with pytest.raises(ValueError):
+        parse_kernels(bad, "small")
+
+
+def test_quick_suite_expansion() -> None:
+    sel = suite("quick", 2)
+    assert sel.threads == (1, 2) and sel.reps == 2
+    cells = expand(sel)
+    kv = {(c.kernel, c.variant) for c in cells}
+    assert len(kv) == 14  # every kernel variant
+    assert all(c.input == "medium" for c in cells)
+    serial = [c for c in cells if c.runtime == "serial"]
+    assert len(serial) == 14 and all(c.threads == 0 for c in serial)
+    # herd native only where it has a version: fib/nocutoff, nqueens x2, sort, uts.
+    native = {(c.kernel, c.variant) for c in cells if c.runtime == "herd"}
+    assert native == {("fib", "nocutoff"), ("nqueens", "cutoff"), ("nqueens", "nocutoff"),
+                      ("sort", "mergesort"), ("uts", "tasks")}
+    assert {c.kernel for c in cells if c.runtime == "tbb"} == {"fib", "sort"}
+    # herd-omp: every kernel x 3 schedulers x 2 thread counts.
+    assert len([c for c in cells if c.runtime == "herd-omp"]) == 14 * 3 * 2
+    assert len(cells) == len(set(cells))
+
+
+def test_single_thread_count_on_one_pu() -> None:
+    assert suite("quick", 1).threads == (1,)
+    assert suite("full", 8).threads == (1, 2, 4, 8)
+
+
+def test_commands_per_runtime(tmp_path: Path) -> None:
+    paths = Paths(tmp_path, herd_omp=tmp_path / "lib/herd/libgomp.so.1",
+                  libomp=Path("/usr/lib/llvm-14/lib/libomp.so.5"))
+    libdir = tmp_path / "libomp"
+    ser = command(Cell("fib", "cutoff", "small", "serial", None, 0), paths, libdir)
+    assert ser.argv[-1] == "--seq" and "OMP_NUM_THREADS" not in ser.env
+    lo = command(Cell("fib", "cutoff", "small", "libomp", None, 2), paths, libdir)
+    assert lo.env["OMP_NUM_THREADS"] == "2"
+    assert lo.env["LD_LIBRARY_PATH"].split(":")[0] == str(libdir)
+    assert lo.expect_lib == paths.libomp
+    ho = command(Cell("sort", "mergesort", "small", "herd-omp", "mts", 2), paths, libdir)
+    assert ho.env["HERD_SCHED"] == "mts" and ho.stats
+    assert ho.env["LD_LIBRARY_PATH"].split(":")[0] == str(tmp_path / "lib/herd")
+    nat = command(Cell("nqueens", "nocutoff", "medium", "herd", "ws", 2), paths, libdir)
+    assert nat.argv[0].endswith("bench_nqueens")
+    assert nat.argv[1:5] == ["--n", "12", "--cutoff", "12"]  # no cut-off: every row a task
+    tbb = command(Cell("fib", "cutoff", "medium", "tbb", None, 2), paths, libdir)
+    assert tbb.argv[0].endswith("tbb/tbb_fib") and "--cutoff" in tbb.argv
+
+
+# -------------------------------------------------------------- judging
+
+CELL = Cell("fib", "cutoff", "small", "libomp", None, 2)
+
+
+def line(**kw: object) -> str:
+    rec = {"kernel": "fib", "workers": 2, "verified": True, "seconds": 0.5,
+           "omp_lib": "/x/libomp.so.5"}
+    rec.update(kw)
+    return "noise\n" + json.dumps(rec) + "\n"
+
+
+def test_judge_accepts_a_good_run(tmp_path: Path) -> None:
+    lib = tmp_path / "libomp.so.5"
+    lib.write_text("")
+    rec, err, secs = judge(CELL, Command([], expect_lib=lib), 0, line(omp_lib=str(lib)), "")
+    assert err == "" and secs == 0.5 and rec is not None
+
+
+@pytest.mark.parametrize("rc,out,err_part", [
+    (0, line(verified=False), "verification failed"),
+    (1, line(verified=False), "exit 1, verification failed"),
+    (-11, "", "killed by SIGSEGV"),
+    (0, "no json here\n", "no JSON result line"),
+    (0, line(workers=1), "ran on 1 threads, asked for 2"),
+    (0, line(omp_lib="/lib/x86_64-linux-gnu/libgomp.so.1"), "ran on /lib/x86_64-linux-gnu"),
+])
+def test_judge_failures(tmp_path: Path, rc: int, out: str, err_part: str) -> None:
+    lib = tmp_path / "libomp.so.5"
+    lib.write_text("")
+    _, err, secs = judge(CELL, Command([], expect_lib=lib), rc, out, "")
+    assert err_part in err and secs is None
+
+
+# ------------------------------------------------- a run with fake kernels
+
+FAKE = """#!/bin/sh
+# A fake OpenMP kernel: prints what a real one prints; $VERDICT decides.
+seq=0; for a in "$@"; do [ "$a" = --seq ] && seq=1; done
+w=${OMP_NUM_THREADS:-0}; [ $seq = 1 ] && w=0
+lib="${LD_LIBRARY_PATH%%:*}/libgomp.so.1"
+echo '{"kernel":"k","workers":'$w',"omp_lib":"'$lib'","seconds":0.25,"verified":VERDICT}'
+"""
+
+
+def make_bench(tmp: Path) -> Paths:
+    omp = tmp / "bench" / "omp"
+    omp.mkdir(parents=True)
+    for k, verdict in (("fib", "true"), ("nqueens", "false")):
+        f = omp / f"omp_{k}"
+        f.write_text(FAKE.replace("VERDICT", verdict))
+        f.chmod(f.stat().st_mode | stat.S_IEXEC)
+    libomp = tmp / "libomp.so.5"
+    libomp.write_text("")
+    return Paths(tmp / "bench", herd_omp=None, libomp=libomp)
+
+
+def test_run_matrix_records_failures_and_not_built(tmp_path: Path) -> None:
+    paths = make_bench(tmp_path)
+    sel = Selection(parse_kernels("fib/cutoff,nqueens/cutoff", "small"),
+                    ("serial", "libgomp", "libomp", "herd-omp"), ("ws",), (1, 2), 2)
+    cells = expand(sel)
+    progress = io.StringIO()
+    recs = run_matrix(cells, 2, paths, timeout=20, seed=3, progress=progress)
+    by = {}
+    for r in recs:
+        by.setdefault((r["kernel"], r["runtime"], r["threads"]), []).append(r)
+    # fib: everything good, libomp included (the fake reports the libomp folder's link).
+    assert all(r["ok"] for k, v in by.items() if k[0] == "fib" and k[1] != "herd-omp"
+               for r in v)
+    assert len(by[("fib", "libomp", 2)]) == 2
+    # nqueens: every run fails verification, and says so.
+    assert all(not r["ok"] and r["error"] == "verification failed"
+               for k, v in by.items() if k[0] == "nqueens" and k[1] != "herd-omp" for r in v)
+    # herd-omp is not built: one visible record per cell, never run.
+    nb = [r for r in recs if r["runtime"] == "herd-omp"]
+    assert len(nb) == 4 and all(r["status"] == "not built" for r in nb)
+    assert "left" in progress.getvalue() and "ETA" in progress.getvalue()
+    # The report shows all of it.
+    doc = {"format": "herd-bench-matrix/1", "suite": "custom", "reps": 2, "seed": 3,
+           "cells": [c.to_json() for c in cells], "runs": recs,
+           "runtimes": {"herd-omp": {"available": False, "why": "not built: test"}}}
+    write_results(doc, tmp_path / "out")
+    assert (tmp_path / "out" / "results.csv").read_text().count("\n") == len(recs) + 1
+    md, text = write_report(load(tmp_path / "out"), tmp_path / "out")
+    report = md.read_text()
+    assert "nqueens/cutoff" in report and "FAILED" in report and "not built" in report
+    assert "verification failed" in report  # the Failures section gives the reason
+
+
+# ------------------------------------------------- report from a recording
+
+def test_report_tables_from_recorded_result() -> None:
+    res = Results(load(DATA / "bench-tiny"))
+    t2 = table2(res)
+    assert t2[0][:3] == ("kernel", "input", "serial s")
+    assert t2[0][3:6] == ("libgomp", "libomp", "herd-omp:ws")  # runtime order is fixed
+    row = {r[0]: r for r in t2[1:]}
+    assert set(row) == {"fib/cutoff", "fib/nocutoff", "uts"}
+    col = t2[0].index("herd:ws")
+    assert row["fib/cutoff"][col] == "n/a"  # no native fib with a cut-off
+    assert row["uts"][t2[0].index("herd-omp:ws")] == "not built"
+    assert "x)" in row["uts"][col]  # a median with its speedup
+    t3 = variability(res)
+    assert t3[0][2] == "serial" and all(c.endswith("%") or c in ("n/a", "not built", "-")
+                                        for r in t3[1:] for c in r[2:])
+    t4 = steals(res)
+    assert [r[2] for r in t4[1:]] == ["herd:ws", "herd:ws"]  # fib/nocutoff, uts; no herd-omp
+
+
+def test_report_writes_markdown_and_figures(tmp_path: Path) -> None:
+    md, text = write_report(load(DATA / "bench-tiny"), tmp_path)
+    report = md.read_text()
+    for part in ("Table 2 analogue", "Table 3 analogue", "Table 4 analogue", "## Failures",
+                 "| fib/nocutoff | small |", "Machine topology"):
+        assert part in report
+    pytest.importorskip("matplotlib")
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert pngs == ["speedup-fib-cutoff-small.png", "speedup-fib-nocutoff-small.png",
+                    "speedup-uts-small.png"]
+    assert all(f"]({p})" in report for p in pngs)
+
+
+def test_report_command_rejects_other_json(tmp_path: Path) -> None:
+    bad = tmp_path / "x.json"
+    bad.write_text("{}")
+    assert entry.main(["report", str(bad)]) == 1
+
+
+# -------------------------------------------------------------- timeline
+
+def test_trace_parse_counts() -> None:
+    doc = json.loads((DATA / "trace-sort.json").read_text())
+    lanes = parse_trace(doc)
+    assert sorted(lanes.names.values()) == ["worker 0 (PU 0)", "worker 1 (PU 1)"]
+    n = {cat: len(v) for cat, v in lanes.spans.items()}
+    want = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            want[e["cat"]] = want.get(e["cat"], 0) + 1
+    assert n == want
+    assert len(lanes.steals) == sum(1 for e in doc["traceEvents"] if e.get("cat") == "steal")
+    assert all(v in (1, 2) for _, _, v in lanes.steals)  # victims map to lanes
+    with pytest.raises(ValueError):
+        parse_trace({"nothing": []})
+
+
+def test_trace_draw(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "t.png"
+    assert entry.main(["report", "--trace", str(DATA / "trace-sort.json"), "--out",
+                       str(out)]) == 0
+    assert out.stat().st_size > 1000
+
+
+def test_interrupt_keeps_what_ran(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from herd_bench import matrix
+    paths = make_bench(tmp_path)
+    cells = expand(Selection(parse_kernels("fib/cutoff", "small"), ("serial", "libgomp"),
+                             ("ws",), (1,), 2))
+    real, calls = matrix.run_one, []
+
+    def flaky(*a: object, **kw: object) -> dict:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(matrix, "run_one", flaky)
+    recs = run_matrix(cells, 2, paths, timeout=20, seed=1, progress=io.StringIO())
+    assert len(recs) == 4  # one ran, three recorded as not run
+    assert sum(r["status"] == "not run" for r in recs) == 3
