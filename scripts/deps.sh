@@ -33,6 +33,10 @@ probe() {
     python3) have python3 ;;
     gcc-aarch64-linux-gnu) have aarch64-linux-gnu-gcc ;;
     qemu-user) have qemu-aarch64 ;;
+    # The MPI task pool (libherd-pool) and its tests: Open MPI's launcher and headers.
+    openmpi-bin) have mpirun && have mpicc ;;
+    libopenmpi-dev) [ -e /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h ] ||
+        [ -n "$(find /usr/lib -path '*openmpi*' -name mpi.h -print -quit 2>/dev/null)" ] ;;
     *) return 1 ;;
     esac
 }
@@ -56,6 +60,8 @@ done
 # gcc-aarch64-linux-gnu and qemu-user: the AArch64 context switch is tested under qemu-user.
 required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
     gcc-aarch64-linux-gnu qemu-user)
+# openmpi-bin, libopenmpi-dev: the MPI task pool (libherd-pool) and its mpi tests.
+required+=(openmpi-bin libopenmpi-dev)
 
 missing=()
 for p in "${required[@]}"; do
