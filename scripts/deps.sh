@@ -36,6 +36,10 @@ probe() {
     libomp-dev) compgen -G '/usr/lib/llvm-*/lib/libomp.so.5' >/dev/null ||
         compgen -G '/usr/lib/*/libomp.so.5' >/dev/null ;;
     libtbb-dev) [ -e /usr/include/oneapi/tbb.h ] || [ -e /usr/include/tbb/tbb.h ] ;;
+    # The MPI task pool (libherd-pool) and its tests: Open MPI's launcher and headers.
+    openmpi-bin) have mpirun && have mpicc ;;
+    libopenmpi-dev) [ -e /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h ] ||
+        [ -n "$(find /usr/lib -path '*openmpi*' -name mpi.h -print -quit 2>/dev/null)" ] ;;
     *) return 1 ;;
     esac
 }
@@ -60,6 +64,8 @@ done
 # libomp-dev and libtbb-dev: the LLVM OpenMP and oneTBB peers of the benchmarks.
 required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
     gcc-aarch64-linux-gnu qemu-user libomp-dev libtbb-dev)
+# openmpi-bin, libopenmpi-dev: the MPI task pool (libherd-pool) and its mpi tests.
+required+=(openmpi-bin libopenmpi-dev)
 
 missing=()
 for p in "${required[@]}"; do
