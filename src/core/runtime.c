@@ -76,6 +76,7 @@ void herd__rt_free(herd__rt *rt) {
     if (rt->workers) {
         for (int i = 0; i < rt->nworkers; i++) {
             herd__sdq_fini(&rt->workers[i].hot.q);
+            herd__tq_fini(&rt->workers[i].mine);
             free(rt->workers[i].order); /* victim orders (src/sched/victims.h) */
             free(rt->workers[i].class_end);
         }
@@ -168,6 +169,7 @@ int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
         w->id = i;
         w->pu = rt->pu_of_worker[i];
         w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+        herd__tq_init(&w->mine);
         if (deque && herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0)
             return HERD_ENOMEM;
         w->hot.spawn_limit = inline_spawn ? w->hot.q.cap : 0;
@@ -187,11 +189,13 @@ static void stop_workers(herd__rt *rt, int started) {
      * sleeping workers look. */
     atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
     herd__wake_all(rt);
-    for (int i = 0; i < started; i++)
+    for (int i = rt->adopt ? 1 : 0; i < started; i++) /* adopt: worker 0 has no pthread */
         pthread_join(rt->workers[i].thread, NULL);
 }
 
-HERD_API int herd_start(const herd_config *cfg) {
+HERD_API int herd_start(const herd_config *cfg) { return herd__start_ex(cfg, 0); }
+
+int herd__start_ex(const herd_config *cfg, unsigned flags) {
     pthread_mutex_lock(&lifecycle);
     if (herd__rt_global) {
         pthread_mutex_unlock(&lifecycle);
@@ -215,7 +219,9 @@ HERD_API int herd_start(const herd_config *cfg) {
         return rc;
     }
     rt->start_ns = herd__now_ns();
-    for (int i = 0; i < rt->nworkers; i++) {
+    rt->adopt = (flags & HERD__START_ADOPT) != 0;
+    rt->tied = (flags & HERD__START_TIED) != 0;
+    for (int i = rt->adopt ? 1 : 0; i < rt->nworkers; i++) {
         int e = pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]);
         if (e) {
             fprintf(stderr, "herd: cannot start worker %d of %d: %s\n", i, rt->nworkers,
@@ -275,6 +281,10 @@ HERD_API int herd_stop(void) {
      * increment then load of `closing`. */
     atomic_store_explicit(&rt->closing, 1, memory_order_seq_cst);
     while (atomic_load_explicit(&runs_in_progress, memory_order_seq_cst) != 0)
+        usleep(1000);
+    /* Adopt mode: and for the thread holding worker 0. ORDER: acquire; pairs
+     * with the release in herd__adopt_leave(): its work on worker 0 is done. */
+    while (atomic_load_explicit(&rt->adopted, memory_order_acquire) != 0)
         usleep(1000);
     herd_worker_stats *st = calloc((size_t)rt->nworkers, sizeof *st);
     stop_workers(rt, rt->nworkers);
