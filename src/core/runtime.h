@@ -243,7 +243,9 @@ void herd__frame_wait(herd__frame *f);
  * caller's context is saved (so a waker can never resume a half-saved
  * context); it must arrange for herd__ult_ready(u) to be called eventually. */
 void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg);
-/* Make a suspended ULT runnable (on the calling worker's ready queue). */
+/* Make a suspended ULT runnable: on its home worker's home queue when it
+ * has one (callable from any thread then), else on the calling worker's
+ * ready queue (callable from a worker only). */
 void herd__ult_ready(herd__ult *u);
 /* Worker start-up / shutdown on the worker's own thread. */
 void herd__worker_enter(herd__worker *w);

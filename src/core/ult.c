@@ -320,14 +320,14 @@ void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *ar
 
 void herd__ult_ready(herd__ult *u) {
     herd__worker *w = herd__self();
-    HERD_ASSERT(w != NULL);
     herd__worker *home = u->home;
-    if (home) {
+    if (home) { /* any thread may ready a homed ULT, even one with no worker */
         herd__readyq_push(&home->home, u);
         if (home != w)
             herd__wake_worker(home); /* W3, for the one worker that may take it */
         return;
     }
+    HERD_ASSERT(w != NULL);
     herd__readyq_push(&w->ready, u);
     herd__wake_one(w->rt);
 }
