@@ -27,6 +27,8 @@
 
 #if defined(HERD_TSAN)
 void *__tsan_get_current_fiber(void);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
 #endif
 
 /* The calling thread's stack bounds, looked up once per thread
@@ -48,6 +50,20 @@ static void native_bounds(void **low, size_t *size) {
     }
     *low = native_low;
     *size = native_size;
+}
+
+/* ThreadSanitizer models each task stack as a thread of its own, and
+ * reports a store to herd__tls against an earlier read by a task stack that
+ * ran on this very OS thread (the false positive worker_main() avoids by
+ * never clearing it; an adopting thread must set and clear it). */
+static void set_tls(herd__hot *h) {
+#if defined(HERD_TSAN)
+    __tsan_ignore_thread_begin();
+    herd__tls = h;
+    __tsan_ignore_thread_end();
+#else
+    herd__tls = h;
+#endif
 }
 
 int herd__adopt_enter(herd__frame *fr) {
@@ -80,7 +96,7 @@ int herd__adopt_enter(herd__frame *fr) {
     w->native_ult.stack = s;
     w->native_ult.home = NULL;
     w->native_ult.frame = NULL;
-    herd__tls = &w->hot;
+    set_tls(&w->hot);
     herd__ult_set_cur(w, &w->native_ult);
     herd__frame_open(fr, &w->hot, NULL, NULL);
     w->hot.frame = fr;
@@ -96,7 +112,7 @@ void herd__adopt_leave(herd__frame *fr) {
     HERD_ASSERT(atomic_load_explicit(&w->home.size, memory_order_relaxed) == 0);
     w->hot.frame = NULL;
     w->cur = NULL;
-    herd__tls = NULL;
+    set_tls(NULL);
     /* ORDER: release; pairs with the acquire CAS in herd__adopt_enter() and
      * the acquire load in herd_stop(). */
     atomic_store_explicit(&w->rt->adopted, 0, memory_order_release);
