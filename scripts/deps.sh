@@ -33,6 +33,8 @@ probe() {
     python3) have python3 ;;
     gcc-aarch64-linux-gnu) have aarch64-linux-gnu-gcc ;;
     qemu-user) have qemu-aarch64 ;;
+    gfortran) have gfortran ;;
+    libomp-dev) [ -e /usr/lib/llvm-14/lib/libomp.so.5 ] || ls /usr/lib/llvm-*/lib/libomp.so.5 >/dev/null 2>&1 ;;
     *) return 1 ;;
     esac
 }
@@ -54,8 +56,9 @@ done
 
 # Order matters only for probes: pkg-config first so the module probes work.
 # gcc-aarch64-linux-gnu and qemu-user: the AArch64 context switch is tested under qemu-user.
+# gfortran: the OpenMP Fortran test (tests/omp); libomp-dev: LLVM's libomp for the OpenMP figures.
 required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
-    gcc-aarch64-linux-gnu qemu-user)
+    gcc-aarch64-linux-gnu qemu-user gfortran libomp-dev)
 
 missing=()
 for p in "${required[@]}"; do
