@@ -191,6 +191,11 @@ static void stop_workers(herd__rt *rt, int started) {
     herd__wake_all(rt);
     for (int i = rt->adopt ? 1 : 0; i < started; i++) /* adopt: worker 0 has no pthread */
         pthread_join(rt->workers[i].thread, NULL);
+    /* Adopt mode: worker 0's stack cache has no thread to free it. No
+     * thread holds worker 0 now (herd_stop waited; a failed start never
+     * adopted). */
+    if (rt->adopt)
+        herd__worker_free_cache(&rt->workers[0]);
 }
 
 HERD_API int herd_start(const herd_config *cfg) { return herd__start_ex(cfg, 0); }
