@@ -40,6 +40,7 @@ probe() {
     openmpi-bin) have mpirun && have mpicc ;;
     libopenmpi-dev) [ -e /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h ] ||
         [ -n "$(find /usr/lib -path '*openmpi*' -name mpi.h -print -quit 2>/dev/null)" ] ;;
+    gfortran) have gfortran ;;
     *) return 1 ;;
     esac
 }
@@ -61,9 +62,10 @@ done
 
 # Order matters only for probes: pkg-config first so the module probes work.
 # gcc-aarch64-linux-gnu and qemu-user: the AArch64 context switch is tested under qemu-user.
-# libomp-dev and libtbb-dev: the LLVM OpenMP and oneTBB peers of the benchmarks.
+# libomp-dev and libtbb-dev: the LLVM OpenMP and oneTBB peers of the benchmarks;
+# gfortran: the OpenMP Fortran test (tests/omp).
 required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
-    gcc-aarch64-linux-gnu qemu-user libomp-dev libtbb-dev)
+    gcc-aarch64-linux-gnu qemu-user libomp-dev libtbb-dev gfortran)
 # openmpi-bin, libopenmpi-dev: the MPI task pool (libherd-pool) and its mpi tests.
 required+=(openmpi-bin libopenmpi-dev)
 

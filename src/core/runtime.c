@@ -64,14 +64,21 @@ static void futex_wake_all(_Atomic int *word) {
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* P1, P2, then wait at the gate. Returns 0 when the gate opens, -1 when it
- * opens to abort. */
-static int place_self(herd__worker *w) {
+/* The pin of an adopted worker 0 (adopt mode): its PU is recorded, but the
+ * thread that will lend itself is not known yet, so nobody is pinned. */
+static int pin_nobody(void *ctx, int pu, char *err, size_t errlen) {
+    (void)ctx, (void)pu, (void)err, (void)errlen;
+    return 0;
+}
+
+/* P1 and P2: choose w's PU (and pin the caller with pin). */
+static void choose_pu(herd__worker *w,
+                      int (*pin)(void *ctx, int pu, char *err, size_t errlen)) {
     herd__rt *rt = w->rt;
     char err[512];
     int pu = 0;
     int rc = herd__map_choose(rt->reg, map_policy(rt->set.bind), rt->topo.npus,
-                              rt->topo.os_index, w->id, pin_worker, rt, &pu, err, sizeof err);
+                              rt->topo.os_index, w->id, pin, rt, &pu, err, sizeof err);
     if (rc) {
         fprintf(stderr, "herd: worker %d: HERD_BIND=%s: %s\n", w->id, bind_value(rt->set.bind),
                 err);
@@ -84,6 +91,13 @@ static int place_self(herd__worker *w) {
      * starting thread that counts this worker sees its PU and failure. */
     atomic_fetch_add_explicit(&rt->placed, 1, memory_order_release);
     futex_wake_all(&rt->placed);
+}
+
+/* P1, P2, then wait at the gate. Returns 0 when the gate opens, -1 when it
+ * opens to abort. */
+static int place_self(herd__worker *w) {
+    herd__rt *rt = w->rt;
+    choose_pu(w, pin_worker);
     int g;
     /* P4. ORDER: acquire; pairs with the release store in open_gate(): the
      * schedulers' per-worker state built at P3 is visible once it opens. */
@@ -159,6 +173,7 @@ void herd__rt_free(herd__rt *rt) {
     if (rt->workers) {
         for (int i = 0; i < rt->nworkers; i++) {
             herd__sdq_fini(&rt->workers[i].hot.q);
+            herd__tq_fini(&rt->workers[i].mine);
             free(rt->workers[i].order); /* victim orders (src/sched/victims.h) */
             free(rt->workers[i].class_end);
         }
@@ -309,6 +324,7 @@ static int rt_finish(herd__rt *rt) {
         herd__worker *w = &rt->workers[i];
         w->pu = rt->pu_of_worker[i];
         w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+        herd__tq_init(&w->mine);
         if (deque && herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0)
             return HERD_ENOMEM;
         w->spawn_limit_open = inline_spawn ? w->hot.q.cap : 0;
@@ -336,13 +352,19 @@ static void stop_workers(herd__rt *rt, int started) {
      * sleeping workers look. */
     atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
     herd__wake_all(rt);
-    for (int i = 0; i < started; i++)
+    for (int i = rt->adopt ? 1 : 0; i < started; i++) /* adopt: worker 0 has no pthread */
         pthread_join(rt->workers[i].thread, NULL);
+    /* Adopt mode: worker 0's stack cache has no thread to free it. No
+     * thread holds worker 0 now (herd_stop waited; a failed start never
+     * adopted). */
+    if (rt->adopt)
+        herd__worker_free_cache(&rt->workers[0]);
 }
 
-/* Start n workers; *started counts the ones running. */
+/* Start the workers' threads (all but worker 0 in adopt mode: a thread
+ * lends itself later); *started is one past the last worker started. */
 static int start_threads(herd__rt *rt, int *started) {
-    for (int i = 0; i < rt->nworkers; i++) {
+    for (int i = rt->adopt ? 1 : 0; i < rt->nworkers; i++) {
         int e = pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]);
         if (e) {
             fprintf(stderr, "herd: cannot start worker %d of %d: %s\n", i, rt->nworkers,
@@ -354,18 +376,20 @@ static int start_threads(herd__rt *rt, int *started) {
     return 0;
 }
 
-/* Undo a start that failed after `started` workers began. */
+/* Undo a start that failed after the workers below `started` began. */
 static void abort_start(herd__rt *rt, int started, int gated) {
     if (gated) {
         open_gate(rt, HERD__GATE_ABORT);
-        for (int i = 0; i < started; i++)
+        for (int i = rt->adopt ? 1 : 0; i < started; i++)
             pthread_join(rt->workers[i].thread, NULL);
     } else {
         stop_workers(rt, started);
     }
 }
 
-HERD_API int herd_start(const herd_config *cfg) {
+HERD_API int herd_start(const herd_config *cfg) { return herd__start_ex(cfg, 0); }
+
+int herd__start_ex(const herd_config *cfg, unsigned flags) {
     pthread_mutex_lock(&lifecycle);
     if (herd__rt_global) {
         pthread_mutex_unlock(&lifecycle);
@@ -381,13 +405,17 @@ HERD_API int herd_start(const herd_config *cfg) {
         return HERD_ENOMEM;
     }
     int started = 0;
+    rt->adopt = (flags & HERD__START_ADOPT) != 0;
+    rt->tied = (flags & HERD__START_TIED) != 0;
     int rc = rt_prepare(rt, cfg);
     int gated = rc == 0 && HERD__BIND_MAPPED(rt->set.bind);
     rt->start_ns = herd__now_ns();
     if (gated) {
         rt->holding = 1;
+        if (rt->adopt)
+            choose_pu(&rt->workers[0], pin_nobody); /* P1, P2 for the lent thread */
         rc = start_threads(rt, &started); /* each chooses its PU: P1, P2 */
-        int wrc = wait_placed(rt, started);
+        int wrc = wait_placed(rt, started > 0 ? started : rt->adopt);
         if (rc == 0)
             rc = wrc;
     } else if (rc == 0) {
@@ -456,6 +484,10 @@ HERD_API int herd_stop(void) {
      * increment then load of `closing`. */
     atomic_store_explicit(&rt->closing, 1, memory_order_seq_cst);
     while (atomic_load_explicit(&runs_in_progress, memory_order_seq_cst) != 0)
+        usleep(1000);
+    /* Adopt mode: and for the thread holding worker 0. ORDER: acquire; pairs
+     * with the release in herd__adopt_leave(): its work on worker 0 is done. */
+    while (atomic_load_explicit(&rt->adopted, memory_order_acquire) != 0)
         usleep(1000);
     herd_worker_stats *st = calloc((size_t)rt->nworkers, sizeof *st);
     stop_workers(rt, rt->nworkers);

@@ -52,6 +52,10 @@ typedef struct herd__ult {
     struct herd__ult *next; /* wait-list / ready-queue link */
     struct herd__ult *prev; /* ready-queue link (the queue is double-ended) */
     herd__frame *first_level; /* while suspended: the worker's first_level (see there) */
+    /* Tied mode (rt->tied): the worker this ULT suspended on; it resumes
+     * only there (herd__ult_ready puts it on that worker's `home` queue).
+     * NULL: any worker may resume it. Set by herd__block, cleared on reuse. */
+    struct herd__worker *home;
 } herd__ult;
 
 
@@ -101,6 +105,11 @@ void herd__qtask_take(herd__qtask *t, herd__work *out);
 typedef struct herd__worker {
     herd__hot hot;            /* first: the inline paths see it as herd__tls */
     herd__readyq ready;       /* resumed ULTs */
+    herd__readyq home;        /* resumed ULTs homed here (tied mode): thieves never take them */
+    herd__tq mine;            /* tasks placed on this worker only (herd__group_place_worker) */
+    /* Adopt mode, worker 0: the adopting thread's own stack as a ULT. */
+    herd__ult native_ult;
+    herd__stack native_stack;
     herd__ult *cur;           /* ULT running on this worker */
     /* Action to run right after the next context switch lands (J2, W*). */
     void (*post)(struct herd__worker *w, herd__ult *u, void *arg);
@@ -222,6 +231,10 @@ typedef struct herd__rt {
     /* W1..W4: sleeping workers. */
     _Atomic int sleepers;
     _Atomic uint32_t wake_seq;
+    /* herd__start_ex flags (docs/design/openmp.md, "Core mechanisms"). */
+    int adopt;            /* worker 0 has no pthread: a caller lends its thread */
+    int tied;             /* suspended ULTs resume on the worker they suspended on */
+    _Atomic int adopted;  /* 1 while a thread holds worker 0 (adopt mode) */
     _Atomic int closing;  /* herd_stop() began: new herd_run() calls are refused */
     _Atomic int stopping; /* no run is left: idle workers exit */
     uint64_t start_ns;
@@ -268,13 +281,17 @@ void herd__frame_wait(herd__frame *f);
  * caller's context is saved (so a waker can never resume a half-saved
  * context); it must arrange for herd__ult_ready(u) to be called eventually. */
 void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg);
-/* Make a suspended ULT runnable (on the calling worker's ready queue). */
+/* Make a suspended ULT runnable: on its home worker's home queue when it
+ * has one (callable from any thread then), else on the calling worker's
+ * ready queue (callable from a worker only). */
 void herd__ult_ready(herd__ult *u);
 /* Worker start-up / shutdown on the worker's own thread. */
 void herd__worker_enter(herd__worker *w);
 herd__ult *herd__ult_get(herd__worker *w);
 void herd__ult_put(herd__worker *w, herd__ult *u);
 void herd__switch(herd__worker *w, herd__ult *from, herd__ult *to);
+/* u is now w's running ULT (w->cur, and the inline paths' stack limit). */
+void herd__ult_set_cur(herd__worker *w, herd__ult *u);
 void herd__readyq_push(herd__readyq *rq, herd__ult *u);
 void herd__readyq_push_front(herd__readyq *rq, herd__ult *u);
 void herd__resume_from_loop(herd__worker *w, herd__ult *u) __attribute__((noreturn));
@@ -293,6 +310,27 @@ void herd__wake_all(herd__rt *rt);
  * it costs nothing while no worker sleeps. */
 void herd__wake_for_shepherd(herd__rt *rt, int shepherd);
 
+/* core/runtime.c: herd_start with internal options.
+ * HERD__START_ADOPT: worker 0 gets no pthread; a thread lends its own through
+ * herd__adopt_enter()/herd__adopt_leave() (core/adopt.c), one at a time.
+ * HERD__START_TIED: a task that suspends resumes on the worker it suspended
+ * on (so on the kernel thread that started it: thread identity holds). */
+#define HERD__START_ADOPT 1u
+#define HERD__START_TIED 2u
+int herd__start_ex(const herd_config *cfg, unsigned flags);
+
+/* core/adopt.c. Enter: the calling thread (outside any task) becomes worker
+ * 0 and runs as a task on its own stack, in frame fr (which the caller
+ * keeps alive until leave). Returns 0; HERD_ESTATE when the runtime is not
+ * started in adopt mode; HERD_EBUSY while another thread holds worker 0;
+ * HERD_ETASK inside a task. Leave: waits for fr's children, then gives
+ * worker 0 back; everything that started on worker 0 meanwhile must have
+ * finished (the caller's contract: all of it descends from fr). */
+int herd__adopt_enter(herd__frame *fr);
+void herd__adopt_leave(herd__frame *fr);
+/* Wake worker w, which may sleep (W3 for work only w may take). */
+void herd__wake_worker(herd__worker *w);
+
 /* core/runtime.c: build the runtime without starting workers (herd_start,
  * and `herd topo`, which prints what a start would do), and free it. */
 int herd__rt_build(herd__rt *rt, const herd_config *cfg);
@@ -302,6 +340,13 @@ void herd__rt_free(herd__rt *rt);
  * only by that shepherd's workers (herd_loop's HERD_LOOP_SHEPHERDS).
  * Returns as herd_group_spawn, and HERD_EINVAL for a bad shepherd. */
 int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg, size_t arg_size);
+/* The same on one worker's own queue: only that worker runs it (it starts on
+ * that worker's kernel thread). HERD_EINVAL for a bad worker. */
+int herd__group_place_worker(herd_group *g, int worker, herd_fn fn, const void *arg,
+                             size_t arg_size);
+/* Run fn(arg) now, on the calling task's stack, as a task of its own: its
+ * own frame, whose children it waits for before returning. Context: a task. */
+void herd__call_task(herd_fn fn, void *arg);
 
 /* core/overflow.c */
 int herd__overflow_install(void);

@@ -205,19 +205,25 @@ static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t 
     return 0;
 }
 
-/* Queue a task on a shepherd's placement queue, where only that shepherd's
- * workers take it (core/worker.c, take_placed). */
-static int place_task(herd__worker *w, int shepherd, herd_fn fn, void *parent, uint16_t kind,
-                      const void *arg, size_t size) {
+/* Queue a task on a placement queue: a shepherd's, where only that
+ * shepherd's workers take it (core/worker.c, take_placed), or with only set,
+ * that worker's own (take_mine). */
+static int place_task(herd__worker *w, herd__tq *q, int shepherd, herd__worker *only,
+                      herd_fn fn, void *parent, uint16_t kind, const void *arg, size_t size) {
     herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
     if (!t)
         return HERD_ENOMEM;
-    if (herd__tq_push(&w->rt->shepherds[shepherd].placed, t, 0) != 0) {
+    if (herd__tq_push(q, t, 0) != 0) {
         free(t);
         return HERD_ENOMEM;
     }
     herd__count(&w->hot.spawned);
-    herd__wake_for_shepherd(w->rt, shepherd); /* W3 */
+    if (only) {
+        if (only != w)
+            herd__wake_worker(only); /* W3 */
+    } else {
+        herd__wake_for_shepherd(w->rt, shepherd); /* W3 */
+    }
     return 0;
 }
 
@@ -235,8 +241,13 @@ static void arm_child_first(herd__worker *w, herd__ult *parent, void *p) {
     herd__taskcopy t;
     const herd__taskcopy *src = p;
     memcpy(&t, src, offsetof(herd__taskcopy, arg) + src->size);
-    herd__readyq_push_front(&w->ready, parent);
-    herd__wake_one(w->rt); /* W3: the continuation is stealable */
+    if (parent->home) {
+        /* Tied mode: the continuation stays here, first in line. */
+        herd__readyq_push_front(&w->home, parent);
+    } else {
+        herd__readyq_push_front(&w->ready, parent);
+        herd__wake_one(w->rt); /* W3: the continuation is stealable */
+    }
     herd__run_root(w, &t);
 }
 
@@ -383,10 +394,40 @@ int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg,
     group_rec *r = group_of(g);
     /* ORDER: relaxed, as in herd_group_spawn (the queue's lock orders it). */
     atomic_fetch_add_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
-    int rc = place_task(w, shepherd, fn, r, HERD__KIND_GROUP, arg, arg_size);
+    int rc = place_task(w, &w->rt->shepherds[shepherd].placed, shepherd, NULL, fn, r,
+                        HERD__KIND_GROUP, arg, arg_size);
     if (rc)
         atomic_fetch_sub_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
     return rc;
+}
+
+int herd__group_place_worker(herd_group *g, int worker, herd_fn fn, const void *arg,
+                             size_t arg_size) {
+    herd__worker *w = herd__self();
+    if (!w || !w->hot.frame)
+        return HERD_ENOTASK;
+    if (!g || !fn || arg_size > HERD_ARG_MAX || (arg_size && !arg) || worker < 0 ||
+        worker >= w->rt->nworkers)
+        return HERD_EINVAL;
+    group_rec *r = group_of(g);
+    herd__worker *only = &w->rt->workers[worker];
+    /* ORDER: relaxed, as in herd_group_spawn (the queue's lock orders it). */
+    atomic_fetch_add_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
+    int rc = place_task(w, &only->mine, -1, only, fn, r, HERD__KIND_GROUP, arg, arg_size);
+    if (rc)
+        atomic_fetch_sub_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
+    return rc;
+}
+
+void herd__call_task(herd_fn fn, void *arg) {
+    herd__worker *w = herd__self();
+    herd__frame *up = w->hot.frame;
+    herd__frame fr;
+    herd__frame_open(&fr, &w->hot, fn, up);
+    w->hot.frame = &fr;
+    fn(arg);
+    herd__frame_wait(&fr);
+    herd__self()->hot.frame = up; /* fn may have suspended: reload the worker */
 }
 
 static void arm_group(herd__worker *w, herd__ult *u, void *p) {

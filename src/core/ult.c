@@ -180,6 +180,7 @@ herd__ult *herd__ult_get(herd__worker *w) {
 void herd__ult_put(herd__worker *w, herd__ult *u) {
     u->frame = NULL;
     u->first_level = NULL;
+    u->home = NULL;
     if (w->ncache >= STACK_CACHE_MAX) {
         if (pool_put(w->rt, u))
             return;
@@ -209,7 +210,9 @@ static void swap(herd__worker *w, void **save, herd__ult *to, int from_dies) {
 #if defined(HERD_ASAN)
     void *fake = NULL;
     __sanitizer_start_switch_fiber(from_dies ? NULL : &fake, to->stack->low,
-                                   (size_t)((unsigned char *)to->stack - to->stack->low));
+                                   to->stack->native
+                                       ? to->stack->native_size
+                                       : (size_t)((unsigned char *)to->stack - to->stack->low));
 #endif
     herd__ctx_swap(save, to->stack->sp, NULL);
 #if defined(HERD_ASAN)
@@ -224,7 +227,7 @@ static void swap(herd__worker *w, void **save, herd__ult *to, int from_dies) {
  * not by one stack. */
 #define SPILL_BYTES (16 * 1024)
 
-static void set_cur(herd__worker *w, herd__ult *u) {
+void herd__ult_set_cur(herd__worker *w, herd__ult *u) {
     w->cur = u;
     w->hot.stack_limit = (char *)u->stack->low + SPILL_BYTES;
 }
@@ -250,6 +253,7 @@ static void ult_fresh(herd__ult *u) {
 #endif
     u->frame = NULL;
     u->first_level = NULL;
+    u->home = NULL;
     u->stack->sp = herd__ctx_make(herd__stack_top(u->stack), ult_entry);
 }
 
@@ -258,7 +262,7 @@ void herd__switch(herd__worker *w, herd__ult *from, herd__ult *to) {
         herd__overflow_report_canary(w, from);
     if (herd__stack_arm(&w->rt->stacks, to->stack) != 0)
         fatal_no_stack(w);
-    set_cur(w, to);
+    herd__ult_set_cur(w, to);
     swap(w, from ? &from->stack->sp : &w->native_sp, to, 0);
     /* Landed back in `from`, possibly on another worker. */
     run_post(herd__self());
@@ -281,7 +285,7 @@ void herd__resume_from_loop(herd__worker *w, herd__ult *u) {
     w->post = post_free;
     w->post_ult = me;
     w->post_arg = NULL;
-    set_cur(w, u);
+    herd__ult_set_cur(w, u);
     void *dead;
     swap(w, &dead, u, 1);
     __builtin_unreachable();
@@ -295,6 +299,10 @@ void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *ar
         fatal_no_stack(w);
     ult_fresh(next);
     me->frame = w->hot.frame;
+    /* Tied mode, or a thread's own stack (adopt mode, which can run on no
+     * other thread): resume here only (herd__ult_ready). Written before the
+     * switch, so before `arm` publishes me to any waker. */
+    me->home = (w->rt->tied || me->stack->native) ? w : NULL;
     w->hot.frame = NULL;
     me->first_level = w->first_level;
     if (me->first_level)
@@ -319,6 +327,13 @@ void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *ar
 
 void herd__ult_ready(herd__ult *u) {
     herd__worker *w = herd__self();
+    herd__worker *home = u->home;
+    if (home) { /* any thread may ready a homed ULT, even one with no worker */
+        herd__readyq_push(&home->home, u);
+        if (home != w)
+            herd__wake_worker(home); /* W3, for the one worker that may take it */
+        return;
+    }
     HERD_ASSERT(w != NULL);
     herd__readyq_push(&w->ready, u);
     herd__wake_one(w->rt);

@@ -86,6 +86,15 @@ void herd__wake_all(herd__rt *rt) {
     wake_every(rt);
 }
 
+/* Sleepers share one futex word, and a futex wake picks its sleepers
+ * arbitrarily, so work that only w may take (its home queue, its own placed
+ * tasks) wakes every sleeper: w is among them if it sleeps, and the others
+ * find nothing and sleep again. Free while nobody sleeps. */
+void herd__wake_worker(herd__worker *w) {
+    if (sleepers_after_fence(w->rt) != 0) /* W3 */
+        wake_every(w->rt);
+}
+
 void herd__wake_for_shepherd(herd__rt *rt, int shepherd) {
     (void)shepherd; /* see runtime.h: every sleeper */
     if (sleepers_after_fence(rt) != 0) /* W3 */
@@ -132,6 +141,26 @@ static int take_own(herd__worker *w, herd__work *out) {
     return 0;
 }
 
+/* Resumed ULTs homed on this worker (tied mode): nobody else may take them. */
+static int take_home(herd__worker *w, herd__work *out) {
+    herd__ult *u = herd__readyq_pop(&w->home);
+    if (!u)
+        return 0;
+    out->ult = u;
+    return 1;
+}
+
+/* Tasks placed on this worker alone (herd__group_place_worker). */
+static int take_mine(herd__worker *w, herd__work *out) {
+    if (herd__tq_size(&w->mine) == 0)
+        return 0;
+    herd__qtask *t = herd__tq_pop(&w->mine, 1);
+    if (!t)
+        return 0;
+    herd__qtask_take(t, out);
+    return 1;
+}
+
 /* The queue scheduler's queue for this worker (none for deque schedulers). */
 static int take_queued(herd__worker *w, herd__work *out) {
     return w->rt->sched->take && w->rt->sched->take(w, out);
@@ -148,7 +177,7 @@ static int take_placed(herd__worker *w, herd__work *out) {
 
 /* Everything this worker may take without stealing, newest work first. */
 static int take_local(herd__worker *w, herd__work *out) {
-    return take_own(w, out) || take_queued(w, out) || take_placed(w, out) ||
+    return take_mine(w, out) || take_own(w, out) || take_queued(w, out) || take_placed(w, out) ||
            take_injected(w->rt, out);
 }
 
@@ -175,7 +204,7 @@ static int find_work(herd__worker *w, herd__work *out) {
     }
     /* Resumed tasks first: each holds a stack, and finishing them frees it
      * (and often ends the wait of yet another suspended task). */
-    if (take_ready(w, out) || take_local(w, out))
+    if (take_home(w, out) || take_ready(w, out) || take_local(w, out))
         return 1;
     if (rt->nworkers > 1 && rt->sched->steal && rt->sched->steal(w, out)) {
         count_steal(w, out);
@@ -191,6 +220,7 @@ static int work_visible(herd__worker *w) {
     herd__rt *rt = w->rt;
     if (atomic_load_explicit(&rt->inject_size, memory_order_relaxed) ||
         atomic_load_explicit(&w->ready.size, memory_order_relaxed) ||
+        atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__tq_size(&w->mine) ||
         herd__tq_size(&rt->shepherds[w->shepherd].placed) ||
         (rt->sched->has_work && rt->sched->has_work(w)))
         return 1;

@@ -246,6 +246,35 @@ static int check_settings(void)
     return 0;
 }
 
+/* OpenMP binaries get herd's libgomp.so.1: prepend its folder to
+ * LD_LIBRARY_PATH -- <prefix>/<libdir>/herd next to an installed herd, or
+ * lib/herd in the build tree. Returns 0, or -1 when it is nowhere. */
+static int set_omp_library_path(void)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    const char *cands[] = {"/../" HERD_INSTALL_LIBDIR "/herd", "/lib/herd"};
+    for (size_t c = 0; c < sizeof cands / sizeof cands[0]; c++) {
+        char dir[4200], lib[4300];
+        snprintf(dir, sizeof dir, "%s%s", exe, cands[c]);
+        snprintf(lib, sizeof lib, "%s/libgomp.so.1", dir);
+        if (access(lib, R_OK) != 0)
+            continue;
+        const char *old = getenv("LD_LIBRARY_PATH");
+        char path[8600];
+        snprintf(path, sizeof path, "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
+        return setenv("LD_LIBRARY_PATH", path, 1);
+    }
+    return -1;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     int i = parse_flags(CMD_RUN, argc, argv);
@@ -257,6 +286,9 @@ static int cmd_run(int argc, char **argv)
     }
     if (check_settings() != 0)
         return EXIT_USAGE;
+    if (set_omp_library_path() != 0)
+        fprintf(stderr, "herd run: herd's libgomp.so.1 not found next to this herd; OpenMP "
+                        "programs would use the system libgomp, not herd\n");
     execvp(argv[i], argv + i);
     int e = errno;
     if (e == ENOENT) {

@@ -99,7 +99,7 @@ int herd__stack_arm(const herd__stack_conf *c, herd__stack *s) {
 }
 
 void herd__stack_park(const herd__stack_conf *c, herd__stack *s) {
-    if (!s->guarded ||
+    if (!s->guarded || s->native ||
         atomic_load_explicit(&guards_in_use, memory_order_relaxed) <= c->guard_budget)
         return;
     /* A suspended stack cannot overflow; it gets its guard back before it

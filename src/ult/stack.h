@@ -30,6 +30,11 @@ typedef struct herd__stack {
     int guarded;           /* 1 while the guard page is PROT_NONE */
     struct herd__stack *next; /* free-list / wait-list link, owner: whoever holds it */
     void *tsan_fiber;
+    /* 1: not a mapping of ours but a thread's own stack, adopted as a ULT
+     * (core/adopt.c): no guard of ours, no canary, never freed or parked.
+     * native_size: its usable bytes from low (sanitizer fiber switches). */
+    int native;
+    size_t native_size;
 } herd__stack;
 
 /* Process-wide stack settings, fixed at herd_start(). */
@@ -56,7 +61,7 @@ void herd__stack_park(const herd__stack_conf *c, herd__stack *s);
 
 /* 1 if the canary above the guard is intact. */
 static inline int herd__stack_canary_ok(const herd__stack *s) {
-    return *(const uint64_t *)s->low == HERD__STACK_CANARY;
+    return s->native || *(const uint64_t *)s->low == HERD__STACK_CANARY;
 }
 /* Guards currently in place, process-wide (tests check the budget). */
 long herd__stack_guards_in_use(void);

@@ -1,0 +1,119 @@
+/* Adopt mode: a thread of the application lends itself to the runtime as
+ * worker 0 (docs/design/openmp.md, "Core mechanisms").
+ *
+ * The runtime started with HERD__START_ADOPT creates no pthread for worker
+ * 0. herd__adopt_enter() makes the calling thread worker 0: herd__tls points
+ * at worker 0, and the caller's own stack becomes worker 0's running ULT
+ * (native_ult, whose stack record is flagged `native`: no guard page of
+ * ours, no canary, never cached or freed). The caller goes on as a task in
+ * the frame it passed: it may spawn, wait, block. When it blocks, herd__block
+ * switches worker 0 to a pooled stack running the scheduler loop, exactly as
+ * for any task; in tied mode the caller is homed on worker 0, so it resumes
+ * on its own thread. herd__adopt_leave() waits for the frame's children and
+ * clears herd__tls: worker 0 has no thread until the next enter.
+ *
+ * Why not a pthread for worker 0 that the caller waits for: then the caller
+ * sleeps in the kernel while its region runs, and a 2-core machine runs the
+ * region on one worker plus a sleeping thread.
+ *
+ * One holder at a time: `adopted` is taken by CAS. Contract of leave:
+ * nothing that started on worker 0 during the adoption is still alive (in
+ * tied mode such a task would be homed on a worker with no thread). The
+ * OpenMP layer meets it: every task of a region descends from the region's
+ * frame, whose children leave waits for. */
+#include "core/runtime.h"
+
+#include <pthread.h>
+
+#if defined(HERD_TSAN)
+void *__tsan_get_current_fiber(void);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+#endif
+
+/* The calling thread's stack bounds, looked up once per thread
+ * (pthread_getattr_np reads /proc/self/maps for the main thread). */
+static __thread void *native_low;
+static __thread size_t native_size;
+
+static void native_bounds(void **low, size_t *size) {
+    if (!native_low) {
+        pthread_attr_t attr;
+        void *l = NULL;
+        size_t n = 0;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            pthread_attr_getstack(&attr, &l, &n);
+            pthread_attr_destroy(&attr);
+        }
+        native_low = l;
+        native_size = n;
+    }
+    *low = native_low;
+    *size = native_size;
+}
+
+/* ThreadSanitizer models each task stack as a thread of its own, and
+ * reports a store to herd__tls against an earlier read by a task stack that
+ * ran on this very OS thread (the false positive worker_main() avoids by
+ * never clearing it; an adopting thread must set and clear it). */
+static void set_tls(herd__hot *h) {
+#if defined(HERD_TSAN)
+    __tsan_ignore_thread_begin();
+    herd__tls = h;
+    __tsan_ignore_thread_end();
+#else
+    herd__tls = h;
+#endif
+}
+
+int herd__adopt_enter(herd__frame *fr) {
+    if (herd__self())
+        return HERD_ETASK;
+    /* ORDER: acquire; pairs with the release stores in herd_start/herd_stop. */
+    herd__rt *rt = __atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE);
+    if (!rt || !rt->adopt || atomic_load_explicit(&rt->closing, memory_order_relaxed))
+        return HERD_ESTATE;
+    int expect = 0;
+    /* ORDER: acquire; pairs with the release store in herd__adopt_leave():
+     * the previous holder's writes to worker 0 (caches, counters, trace) are
+     * visible to us. */
+    if (!atomic_compare_exchange_strong_explicit(&rt->adopted, &expect, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return HERD_EBUSY;
+    herd__worker *w = &rt->workers[0];
+    herd__stack *s = &w->native_stack;
+    void *low;
+    size_t size;
+    native_bounds(&low, &size);
+    s->native = 1;
+    s->guarded = 1; /* herd__stack_arm: nothing to map */
+    s->low = low;
+    s->map = low; /* herd__stack_in_guard: an empty range */
+    s->native_size = size;
+#if defined(HERD_TSAN)
+    s->tsan_fiber = __tsan_get_current_fiber();
+#endif
+    w->native_ult.stack = s;
+    w->native_ult.home = NULL;
+    w->native_ult.frame = NULL;
+    set_tls(&w->hot);
+    herd__ult_set_cur(w, &w->native_ult);
+    herd__frame_open(fr, &w->hot, NULL, NULL);
+    w->hot.frame = fr;
+    return 0;
+}
+
+void herd__adopt_leave(herd__frame *fr) {
+    herd__frame_wait(fr);
+    herd__worker *w = herd__self();
+    /* Tied or not, the caller is back on its own thread: herd__block homes
+     * a native stack's ULT on the worker it blocked on, always. */
+    HERD_ASSERT(w && w->id == 0 && w->cur == &w->native_ult);
+    HERD_ASSERT(atomic_load_explicit(&w->home.size, memory_order_relaxed) == 0);
+    w->hot.frame = NULL;
+    w->cur = NULL;
+    set_tls(NULL);
+    /* ORDER: release; pairs with the acquire CAS in herd__adopt_enter() and
+     * the acquire load in herd_stop(). */
+    atomic_store_explicit(&w->rt->adopted, 0, memory_order_release);
+}

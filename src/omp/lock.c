@@ -1,0 +1,255 @@
+/* Locks, critical and atomic (docs/design/openmp.md, "Locks").
+ *
+ * omp_lock_t is 4 bytes (GCC's omp.h), too small for a wait list, so
+ * waiters park in a table of lists keyed by the lock's address (a parking
+ * lot). The word: 0 free, 1 held, 2 held with waiters (the futex mutex of
+ * Drepper's "Futexes are tricky", with the kernel's wait queue replaced by
+ * the table). A waiting task suspends (herd__block), so its worker runs
+ * other tasks; a waiter outside herd (a thread with no worker) sleeps on a
+ * futex word of its own. Waiters are homed (tied mode), so any thread may
+ * resume them. */
+#include "omp/omp.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define NBUCKETS 128
+
+typedef struct waiter {
+    _Atomic uint32_t *addr;
+    herd__ult *ult;          /* a task, or NULL: a thread sleeping on flag */
+    _Atomic uint32_t flag;
+    struct waiter *next;
+} waiter;
+
+typedef struct bucket {
+    herd__spin lock;
+    waiter *head, *tail;
+} __attribute__((aligned(64))) bucket;
+
+static bucket buckets[NBUCKETS];
+
+static bucket *bucket_of(const void *addr) {
+    uintptr_t a = (uintptr_t)addr;
+    return &buckets[(a >> 2 ^ a >> 9) % NBUCKETS];
+}
+
+static void arm_park(herd__worker *w, herd__ult *u, void *p) {
+    (void)w;
+    waiter *wt = p;
+    bucket *b = bucket_of((void *)wt->addr);
+    wt->ult = u;
+    /* The unlock publishes ult to the waker, which reads it under the lock. */
+    herd__spin_unlock(&b->lock);
+}
+
+/* Sleep until an unpark of addr, unless *addr no longer holds `expect`. */
+static void park(_Atomic uint32_t *addr, uint32_t expect) {
+    bucket *b = bucket_of((void *)addr);
+    waiter wt = {addr, NULL, 0, NULL};
+    herd__spin_lock(&b->lock);
+    /* ORDER: relaxed; the bucket lock orders this check against the
+     * unlocker's unpark, which takes the same lock after its exchange. */
+    if (atomic_load_explicit(addr, memory_order_relaxed) != expect) {
+        herd__spin_unlock(&b->lock);
+        return;
+    }
+    if (b->tail)
+        b->tail->next = &wt;
+    else
+        b->head = &wt;
+    b->tail = &wt;
+    if (herd__self()) {
+        OMP_SAVE();
+        herd__block(arm_park, &wt); /* arm_park releases the bucket */
+        OMP_RESTORE();
+        return;
+    }
+    herd__spin_unlock(&b->lock);
+    /* ORDER: acquire; pairs with the release store in unpark_one(). */
+    while (atomic_load_explicit(&wt.flag, memory_order_acquire) == 0)
+        syscall(SYS_futex, &wt.flag, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+}
+
+static void unpark_one(_Atomic uint32_t *addr) {
+    bucket *b = bucket_of((void *)addr);
+    herd__spin_lock(&b->lock);
+    waiter *prev = NULL, *wt = b->head;
+    while (wt && wt->addr != addr)
+        prev = wt, wt = wt->next;
+    if (wt) {
+        if (prev)
+            prev->next = wt->next;
+        else
+            b->head = wt->next;
+        if (b->tail == wt)
+            b->tail = prev;
+    }
+    herd__ult *u = wt ? wt->ult : NULL;
+    herd__spin_unlock(&b->lock);
+    if (!wt)
+        return;
+    if (u) {
+        herd__ult_ready(u); /* homed: safe from any thread */
+        return;
+    }
+    /* ORDER: release; pairs with the acquire load in park(). After this
+     * store the waiter may return and its record vanish. */
+    atomic_store_explicit(&wt->flag, 1, memory_order_release);
+    syscall(SYS_futex, &wt->flag, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void herd__omp_word_lock(_Atomic uint32_t *w) {
+    uint32_t c = 0;
+    /* ORDER: acquire on success; pairs with the release exchange in
+     * herd__omp_word_unlock(): the previous holder's writes are visible. */
+    if (atomic_compare_exchange_strong_explicit(w, &c, 1, memory_order_acquire,
+                                                memory_order_relaxed))
+        return;
+    if (c != 2)
+        c = atomic_exchange_explicit(w, 2, memory_order_acquire);
+    while (c != 0) {
+        park(w, 2);
+        c = atomic_exchange_explicit(w, 2, memory_order_acquire); /* ORDER: as above */
+    }
+}
+
+int herd__omp_word_trylock(_Atomic uint32_t *w) {
+    uint32_t c = 0;
+    /* ORDER: acquire, as in herd__omp_word_lock(). */
+    return atomic_compare_exchange_strong_explicit(w, &c, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
+void herd__omp_word_unlock(_Atomic uint32_t *w) {
+    /* ORDER: release; pairs with the acquire in herd__omp_word_lock(). */
+    if (atomic_exchange_explicit(w, 0, memory_order_release) == 2)
+        unpark_one(w);
+}
+
+/* ------------------------------------------------------ the omp_* locks */
+
+typedef struct nest_lock {
+    _Atomic uint32_t word;
+    int count;
+    void *owner; /* the owning task's record */
+} nest_lock;
+_Static_assert(sizeof(nest_lock) == 16, "omp_nest_lock_t is 16 bytes in GCC's omp.h");
+
+#define LOCK(p) ((_Atomic uint32_t *)(p))
+
+OMP_API void omp_init_lock(void *l) { atomic_init(LOCK(l), 0); }
+OMP_API void omp_init_lock_with_hint(void *l, int hint) { (void)hint; omp_init_lock(l); }
+OMP_API void omp_destroy_lock(void *l) { (void)l; }
+OMP_API void omp_set_lock(void *l) { herd__omp_word_lock(LOCK(l)); }
+OMP_API void omp_unset_lock(void *l) { herd__omp_word_unlock(LOCK(l)); }
+OMP_API int omp_test_lock(void *l) { return herd__omp_word_trylock(LOCK(l)); }
+
+OMP_API void omp_init_nest_lock(void *p) {
+    nest_lock *l = p;
+    atomic_init(&l->word, 0);
+    l->count = 0;
+    l->owner = NULL;
+}
+OMP_API void omp_init_nest_lock_with_hint(void *l, int hint) { (void)hint; omp_init_nest_lock(l); }
+OMP_API void omp_destroy_nest_lock(void *l) { (void)l; }
+
+OMP_API void omp_set_nest_lock(void *p) {
+    nest_lock *l = p;
+    omp_task *me = herd__omp_task();
+    if (l->owner == me) { /* only the owner can see itself here */
+        l->count++;
+        return;
+    }
+    herd__omp_word_lock(&l->word);
+    l->owner = me;
+    l->count = 1;
+}
+
+OMP_API void omp_unset_nest_lock(void *p) {
+    nest_lock *l = p;
+    if (--l->count == 0) {
+        l->owner = NULL;
+        herd__omp_word_unlock(&l->word);
+    }
+}
+
+OMP_API int omp_test_nest_lock(void *p) {
+    nest_lock *l = p;
+    omp_task *me = herd__omp_task();
+    if (l->owner == me)
+        return ++l->count;
+    if (!herd__omp_word_trylock(&l->word))
+        return 0;
+    l->owner = me;
+    l->count = 1;
+    return 1;
+}
+
+/* OMP_1.0 compatibility versions: the simple lock has the same layout; the
+ * old nest lock is 8 bytes {int owner; int count;} owned by a thread. */
+typedef struct nest_lock_25 {
+    _Atomic int owner;
+    int count;
+} nest_lock_25;
+
+static int tid(void) { return (int)syscall(SYS_gettid); }
+
+OMP_API void omp_init_nest_lock_25(void *p) {
+    nest_lock_25 *l = p;
+    atomic_init(&l->owner, 0);
+    l->count = 0;
+}
+OMP_API void omp_destroy_nest_lock_25(void *p) { (void)p; }
+OMP_API int omp_test_nest_lock_25(void *p) {
+    nest_lock_25 *l = p;
+    int me = tid(), o = 0;
+    if (atomic_load_explicit(&l->owner, memory_order_relaxed) == me)
+        return ++l->count;
+    /* ORDER: acquire; pairs with the release store in unset. */
+    if (!atomic_compare_exchange_strong_explicit(&l->owner, &o, me, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return 0;
+    l->count = 1;
+    return 1;
+}
+OMP_API void omp_set_nest_lock_25(void *p) {
+    while (!omp_test_nest_lock_25(p))
+        herd__omp_relax();
+}
+OMP_API void omp_unset_nest_lock_25(void *p) {
+    nest_lock_25 *l = p;
+    if (--l->count == 0)
+        atomic_store_explicit(&l->owner, 0, memory_order_release); /* ORDER: see test */
+}
+__asm__(".symver omp_init_lock_25,omp_init_lock@OMP_1.0");
+__asm__(".symver omp_destroy_lock_25,omp_destroy_lock@OMP_1.0");
+__asm__(".symver omp_set_lock_25,omp_set_lock@OMP_1.0");
+__asm__(".symver omp_unset_lock_25,omp_unset_lock@OMP_1.0");
+__asm__(".symver omp_test_lock_25,omp_test_lock@OMP_1.0");
+__asm__(".symver omp_init_nest_lock_25,omp_init_nest_lock@OMP_1.0");
+__asm__(".symver omp_destroy_nest_lock_25,omp_destroy_nest_lock@OMP_1.0");
+__asm__(".symver omp_set_nest_lock_25,omp_set_nest_lock@OMP_1.0");
+__asm__(".symver omp_unset_nest_lock_25,omp_unset_nest_lock@OMP_1.0");
+__asm__(".symver omp_test_nest_lock_25,omp_test_nest_lock@OMP_1.0");
+OMP_API void omp_init_lock_25(void *l) { omp_init_lock(l); }
+OMP_API void omp_destroy_lock_25(void *l) { (void)l; }
+OMP_API void omp_set_lock_25(void *l) { omp_set_lock(l); }
+OMP_API void omp_unset_lock_25(void *l) { omp_unset_lock(l); }
+OMP_API int omp_test_lock_25(void *l) { return omp_test_lock(l); }
+
+/* ------------------------------------------------------ critical, atomic */
+
+static _Atomic uint32_t critical_word, atomic_word;
+
+OMP_API void GOMP_critical_start(void) { herd__omp_word_lock(&critical_word); }
+OMP_API void GOMP_critical_end(void) { herd__omp_word_unlock(&critical_word); }
+/* *pptr is a pointer-sized, zero-initialised common symbol per name: its
+ * first word is the lock. */
+OMP_API void GOMP_critical_name_start(void **pptr) { herd__omp_word_lock(LOCK(pptr)); }
+OMP_API void GOMP_critical_name_end(void **pptr) { herd__omp_word_unlock(LOCK(pptr)); }
+OMP_API void GOMP_atomic_start(void) { herd__omp_word_lock(&atomic_word); }
+OMP_API void GOMP_atomic_end(void) { herd__omp_word_unlock(&atomic_word); }

@@ -1,0 +1,143 @@
+/* The OpenMP layer's internals: teams, implicit and explicit task records,
+ * worksharing slots, the ICVs. docs/design/openmp.md is the design essay.
+ *
+ * Every OpenMP task (implicit or explicit) that runs has an omp_task record
+ * on its own stack; `herd__omp_cur` (native TLS) points at the running one.
+ * Tasks are tied (the runtime runs in tied mode), so a task that suspends
+ * comes back on the same thread; every entry point that may suspend saves
+ * the pointer before and restores it after (OMP_SAVE / OMP_RESTORE). */
+#ifndef HERD_OMP_H
+#define HERD_OMP_H
+
+#include "core/runtime.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define OMP_API __attribute__((visibility("default")))
+
+/* Schedule kinds as GCC passes them (GFS_* in libgomp's ABI). */
+enum { OMP_SCHED_RUNTIME = 0, OMP_SCHED_STATIC = 1, OMP_SCHED_DYNAMIC = 2,
+       OMP_SCHED_GUIDED = 3, OMP_SCHED_AUTO = 4 };
+#define OMP_SCHED_MONOTONIC 0x80000000u
+
+/* GOMP_task flags. */
+#define OMP_TASK_UNTIED 1u
+#define OMP_TASK_FINAL 2u
+#define OMP_TASK_MERGEABLE 4u
+#define OMP_TASK_DEPEND 8u
+#define OMP_TASK_PRIORITY 16u
+#define OMP_TASK_UP 256u
+#define OMP_TASK_GRAINSIZE 512u
+#define OMP_TASK_IF 1024u
+#define OMP_TASK_NOGROUP 2048u
+#define OMP_TASK_REDUCTION 4096u
+#define OMP_TASK_DETACH 8192u
+
+/* Data-environment ICVs, copied into every task. */
+typedef struct omp_icv {
+    int nthreads;      /* nthreads-var (first level) */
+    int dynamic;       /* dyn-var */
+    int max_active;    /* max-active-levels-var */
+    int run_sched;     /* run-sched-var kind (OMP_SCHED_*, may carry MONOTONIC) */
+    long run_chunk;
+    int bind;          /* bind-var (omp_proc_bind_t) */
+} omp_icv;
+
+/* Process-wide settings from the OMP_* environment (icv.c). */
+typedef struct omp_global {
+    omp_icv icv;          /* initial values */
+    int workers;          /* herd workers = thread-limit-var */
+    int display_env;      /* OMP_DISPLAY_ENV: 0 false, 1 true, 2 verbose */
+    int wait_active;      /* OMP_WAIT_POLICY=active */
+    size_t stacksize;     /* OMP_STACKSIZE, 0 if unset */
+    int max_task_priority;
+} omp_global;
+extern omp_global herd__omp_g;
+
+#define WS_RING 8
+
+/* One worksharing construct's shared state; a ring of WS_RING per team, so
+ * members may be up to WS_RING nowait constructs apart (ws.c). */
+typedef struct omp_ws {
+    _Atomic long ready_for; /* construct index it is set up for, -1: none */
+    _Atomic long free_for;  /* construct index that may set it up next */
+    _Atomic int left;       /* members done with it */
+    /* loops, in normalised iterations [0, n) */
+    _Atomic long next;
+    long n, chunk;
+    int kind;
+    int ull, up;            /* loop flavour and bounds */
+    long start, incr;
+    unsigned long long ustart, uincr;
+    _Atomic long ord_turn;  /* ordered: start iteration of the chunk whose turn it is */
+    _Atomic int single;
+    void *copy;             /* copyprivate data */
+    unsigned sect_count;
+    _Atomic unsigned sect_next;
+} __attribute__((aligned(64))) omp_ws;
+
+struct omp_task;
+
+typedef struct omp_team {
+    int nthreads;
+    int level;          /* nesting level of its implicit tasks */
+    int active_level;
+    int outer;          /* member i runs on worker i (the outermost active team) */
+    struct omp_task *parent; /* the task that encountered the parallel */
+    void (*fn)(void *);
+    void *data;
+    herd_barrier bar;
+    herd_group members;
+    int preinit;        /* combined construct: worksharing 0 is set up */
+    omp_ws ws[WS_RING];
+} omp_team;
+
+typedef struct omp_task {
+    omp_team *team;      /* NULL: the initial task outside any region */
+    struct omp_task *parent;
+    int thread_num;
+    int final;
+    int implicit;
+    omp_icv icv;
+    /* implicit tasks: worksharing state */
+    long ws_next;        /* index of the next construct this member meets */
+    omp_ws *ws;          /* the construct it is in */
+    long ws_k;
+    long st_trip;        /* static loops: chunks taken */
+    long ch_lo, ch_hi;   /* the chunk it holds (ordered) */
+    int ordered;
+} omp_task;
+
+extern __thread omp_task *herd__omp_cur __attribute__((tls_model("initial-exec")));
+omp_task *herd__omp_task(void); /* the current task (the thread's initial task outside regions) */
+
+#define OMP_SAVE() omp_task *omp__saved = herd__omp_task()
+#define OMP_RESTORE() (herd__omp_cur = omp__saved)
+
+/* icv.c */
+void herd__omp_init(void);
+void herd__omp_display_env(int verbose);
+/* team.c: make sure herd runs; 0 or a herd error. */
+int herd__omp_start(void);
+/* ws.c */
+void herd__omp_ws_ring_init(omp_team *team);
+/* The next construct of member t: 1 when t must set it up (then call
+ * herd__omp_ws_publish), 0 when it is set up. */
+int herd__omp_ws_begin(omp_task *t);
+void herd__omp_ws_publish(omp_task *t);
+void herd__omp_ws_leave(omp_task *t);
+/* Set up ws for a loop of n iterations (signed flavour). */
+void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end,
+                         long incr, long chunk);
+/* Let the caller's worker run something else while it waits. */
+void herd__omp_relax(void);
+/* lock.c: the ULT-aware lock on a 32-bit word (also critical, atomic). */
+void herd__omp_word_lock(_Atomic uint32_t *w);
+int herd__omp_word_trylock(_Atomic uint32_t *w);
+void herd__omp_word_unlock(_Atomic uint32_t *w);
+/* unsupported.c */
+void herd__omp_unsupported(const char *what, void *caller) __attribute__((noreturn));
+void herd__omp_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,248 @@
+/* Explicit tasks: task, taskwait, taskgroup, taskyield, taskloop
+ * (docs/design/openmp.md, "Tasks").
+ *
+ * A deferred task is a herd task (herd_spawn): its argument is a 24-byte
+ * header and, when it fits, the task's data itself, so a task with up to
+ * 16 bytes of data rides in a deque slot with no allocation (the inline
+ * spawn path). Larger data up to HERD_ARG_MAX goes into the deque's side
+ * area; data built by a copy function (firstprivate constructors, VLA
+ * fix-ups that point into the block) lives in a heap block, never moved.
+ *
+ * A herd task completes after its children, so taskwait (wait for the
+ * children) is herd_wait(), and a taskgroup's end waits for at least the
+ * tasks of the group: herd_wait() on the encountering task (it also waits
+ * for children created before the taskgroup; see the design note). */
+#include "omp/omp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct task_hdr {
+    void (*fn)(void *);
+    omp_task *parent;
+    uint32_t size;   /* data bytes (inline), or 0 with HDR_HEAP */
+    uint16_t align;
+    uint16_t flags;  /* HDR_* */
+} task_hdr;
+_Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
+
+#define HDR_FINAL 1u
+#define HDR_HEAP 2u /* the data is a heap block whose pointer follows */
+
+static int thread_num_of(const omp_task *parent) {
+    const omp_team *team = parent->team;
+    if (team && team->outer) {
+        /* Outermost team: member i runs on worker i; a task stolen by a
+         * worker of the team reports that worker. */
+        int w = herd_worker_id();
+        if (w >= 0 && w < team->nthreads)
+            return w;
+    }
+    return parent->thread_num;
+}
+
+/* Run fn(data) as task `me` on this stack, the caller's record saved. */
+static void run_as(omp_task *me, omp_task *parent, int final, void (*fn)(void *), void *data) {
+    memset(me, 0, offsetof(omp_task, ws_next));
+    me->team = parent->team;
+    me->parent = parent;
+    me->thread_num = thread_num_of(parent);
+    me->final = final;
+    me->icv = parent->icv;
+    omp_task *prev = herd__omp_cur;
+    herd__omp_cur = me;
+    fn(data);
+    if (herd__self())
+        herd_wait(); /* our children complete before we do (herd's tasks) */
+    herd__omp_cur = prev;
+}
+
+static void task_entry(void *p) {
+    task_hdr h;
+    memcpy(&h, p, sizeof h);
+    unsigned char *src = (unsigned char *)p + sizeof h;
+    omp_task me;
+    if (h.flags & HDR_HEAP) {
+        void *block;
+        memcpy(&block, src, sizeof block);
+        run_as(&me, h.parent, h.flags & HDR_FINAL, h.fn, block);
+        free(block);
+        return;
+    }
+    if (((uintptr_t)src & (h.align - 1)) == 0) {
+        run_as(&me, h.parent, h.flags & HDR_FINAL, h.fn, src);
+        return;
+    }
+    unsigned char buf[h.size + h.align];
+    unsigned char *d = (unsigned char *)(((uintptr_t)buf + h.align - 1) & ~(uintptr_t)(h.align - 1));
+    memcpy(d, src, h.size);
+    run_as(&me, h.parent, h.flags & HDR_FINAL, h.fn, d);
+}
+
+static void *block_new(long size, long align) {
+    void *b = NULL;
+    if (posix_memalign(&b, align < (long)sizeof(void *) ? sizeof(void *) : (size_t)align,
+                       size ? (size_t)size : 1))
+        herd__omp_fatal("out of memory for a task's data (%ld bytes)", size);
+    return b;
+}
+
+/* Queue fn on data (copied now) as a child of the current task. */
+static void spawn(omp_task *parent, void (*fn)(void *), void *data,
+                  void (*cpyfn)(void *, void *), long size, long align, int final) {
+    unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
+    task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), final ? HDR_FINAL : 0};
+    size_t len = sizeof h;
+    if (!cpyfn && sizeof h + (size_t)size <= HERD_ARG_MAX && align <= 4096) {
+        h.size = (uint32_t)size;
+        memcpy(arg + sizeof h, data, (size_t)size);
+        len += (size_t)size;
+    } else {
+        void *b = block_new(size, align);
+        if (cpyfn)
+            cpyfn(b, data);
+        else
+            memcpy(b, data, (size_t)size);
+        h.flags |= HDR_HEAP;
+        memcpy(arg + sizeof h, &b, sizeof b);
+        len += sizeof b;
+    }
+    memcpy(arg, &h, sizeof h);
+    int rc = herd_spawn(task_entry, arg, len);
+    if (rc)
+        herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
+}
+
+static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align, int final) {
+    unsigned char arg[sizeof(task_hdr) + sizeof b];
+    task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), HDR_HEAP | (final ? HDR_FINAL : 0)};
+    memcpy(arg, &h, sizeof h);
+    memcpy(arg + sizeof h, &b, sizeof b);
+    int rc = herd_spawn(task_entry, arg, sizeof arg);
+    if (rc)
+        herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
+}
+
+/* An undeferred task: runs now, its data copied first. */
+static void run_now(omp_task *parent, void (*fn)(void *), void *data,
+                    void (*cpyfn)(void *, void *), long size, long align, int final) {
+    omp_task me;
+    if (!cpyfn) {
+        run_as(&me, parent, final, fn, data);
+        return;
+    }
+    void *b = block_new(size, align);
+    cpyfn(b, data);
+    run_as(&me, parent, final, fn, b);
+    free(b);
+}
+
+OMP_API void GOMP_taskwait(void) {
+    if (!herd__self())
+        return; /* outside herd every task ran undeferred */
+    OMP_SAVE();
+    herd_wait();
+    OMP_RESTORE();
+}
+
+OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                       long arg_size, long arg_align, bool if_clause, unsigned flags,
+                       void **depend, int priority, void *detach) {
+    (void)priority; /* a hint; herd's schedulers have no priorities */
+    (void)depend;
+    if (flags & OMP_TASK_DETACH)
+        herd__omp_unsupported("task detach", __builtin_return_address(0));
+    OMP_SAVE();
+    omp_task *parent = omp__saved;
+    int final = (flags & OMP_TASK_FINAL) || parent->final;
+    if (flags & OMP_TASK_DEPEND) {
+        /* Ordering by the strongest rule: every earlier sibling has finished
+         * before a task with dependences starts, and it finishes before the
+         * encountering task goes on (see docs/design/openmp.md). */
+        GOMP_taskwait();
+        run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
+        OMP_RESTORE();
+        return;
+    }
+    if (!if_clause || parent->final || !herd__self())
+        run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
+    else
+        spawn(parent, fn, data, cpyfn, arg_size, arg_align, final);
+    OMP_RESTORE(); /* work-first spawns suspend the encountering task */
+}
+
+OMP_API void GOMP_taskwait_depend(void **depend) {
+    (void)depend;
+    GOMP_taskwait(); /* all children: a superset of the named ones */
+}
+
+OMP_API void GOMP_taskyield(void) {
+    if (!herd__self())
+        return;
+    OMP_SAVE();
+    herd_yield();
+    OMP_RESTORE();
+}
+
+OMP_API void GOMP_taskgroup_start(void) {}
+
+OMP_API void GOMP_taskgroup_end(void) { GOMP_taskwait(); }
+
+OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                           long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
+                           int priority, long start, long end, long step) {
+    (void)priority;
+    if (flags & OMP_TASK_REDUCTION)
+        herd__omp_unsupported("taskloop reduction", __builtin_return_address(0));
+    OMP_SAVE();
+    omp_task *parent = omp__saved;
+    unsigned long n;
+    if (step > 0)
+        n = end > start ? ((unsigned long)end - (unsigned long)start + (unsigned long)step - 1) /
+                              (unsigned long)step
+                        : 0;
+    else
+        n = start > end ? ((unsigned long)start - (unsigned long)end - (unsigned long)step - 1) /
+                              (unsigned long)-step
+                        : 0;
+    if (n == 0)
+        return;
+    unsigned long ntasks;
+    if (flags & OMP_TASK_GRAINSIZE) {
+        unsigned long g = num_tasks ? num_tasks : 1;
+        ntasks = n / g ? n / g : 1; /* each task gets >= g and < 2g iterations */
+    } else if (num_tasks) {
+        ntasks = num_tasks < n ? num_tasks : n;
+    } else {
+        unsigned long t = parent->team ? (unsigned long)parent->team->nthreads : 1;
+        ntasks = t < n ? t : n;
+    }
+    int final = (flags & OMP_TASK_FINAL) || parent->final;
+    int deferred = (flags & OMP_TASK_IF) && !parent->final && herd__self();
+    unsigned long q = n / ntasks, r = n % ntasks, lo = 0;
+    for (unsigned long k = 0; k < ntasks; k++) {
+        unsigned long cnt = q + (k < r);
+        /* Each task's copy of the data starts with its bounds (GCC's layout). */
+        void *b = block_new(arg_size, arg_align);
+        if (cpyfn)
+            cpyfn(b, data);
+        else
+            memcpy(b, data, (size_t)arg_size);
+        ((long *)b)[0] = start + (long)lo * step;
+        ((long *)b)[1] = start + (long)(lo + cnt) * step;
+        lo += cnt;
+        if (deferred && cpyfn) {
+            spawn_heap(parent, fn, b, arg_align, final); /* never moved: the task frees it */
+            continue;
+        }
+        if (deferred)
+            spawn(parent, fn, b, NULL, arg_size, arg_align, final);
+        else
+            run_now(parent, fn, b, NULL, arg_size, arg_align, final);
+        free(b);
+        herd__omp_cur = parent;
+    }
+    if (!(flags & OMP_TASK_NOGROUP))
+        GOMP_taskwait(); /* the implicit taskgroup */
+    OMP_RESTORE();
+}

@@ -1,0 +1,276 @@
+/* Teams: the parallel construct, the team barrier, the current task record,
+ * and the start of herd (docs/design/openmp.md, "Teams").
+ *
+ * The outermost active team: the encountering thread adopts herd's worker
+ * 0 (core/adopt.c) and runs member 0 on its own stack; member i > 0 is
+ * placed on worker i's own queue, so it starts on worker i's kernel thread,
+ * and in tied mode it stays there. Inner teams: members are herd tasks of a
+ * group, on whatever worker takes them (ULTs, never new kernel threads). The
+ * end of the region: each member waits for its own tasks (herd_wait, which
+ * covers their descendants: a herd task completes after its children), and
+ * the encountering task waits for the members' group. */
+#include "omp/omp.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__thread omp_task *herd__omp_cur __attribute__((tls_model("initial-exec")));
+static __thread omp_task initial_task;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static int start_rc;
+
+static void ensure_init(void) { pthread_once(&init_once, herd__omp_init); }
+
+__attribute__((constructor)) static void omp_ctor(void) { ensure_init(); }
+
+omp_task *herd__omp_task(void) {
+    omp_task *t = herd__omp_cur;
+    if (__builtin_expect(t != NULL, 1))
+        return t;
+    ensure_init();
+    memset(&initial_task, 0, sizeof initial_task);
+    initial_task.icv = herd__omp_g.icv;
+    herd__omp_cur = &initial_task;
+    return &initial_task;
+}
+
+static void stop_at_exit(void) {
+    /* Only from outside any region: herd_stop waits for the region's owner. */
+    herd__rt *rt = __atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE);
+    if (rt && !herd__self() && !atomic_load_explicit(&rt->adopted, memory_order_acquire))
+        herd_stop();
+}
+
+static void start_herd(void) {
+    ensure_init();
+    herd_config cfg = {0};
+    cfg.workers = herd__omp_g.workers;
+    if (herd__omp_g.stacksize && !getenv("HERD_STACK"))
+        cfg.stack_size = herd__omp_g.stacksize;
+    if (herd__omp_g.wait_active && !getenv("HERD_IDLE"))
+        cfg.idle = "spin";
+    start_rc = herd__start_ex(&cfg, HERD__START_ADOPT | HERD__START_TIED);
+    if (start_rc)
+        herd__omp_fatal("cannot start herd: %s", herd_strerror(start_rc));
+    atexit(stop_at_exit);
+}
+
+int herd__omp_start(void) {
+    pthread_once(&start_once, start_herd);
+    return start_rc;
+}
+
+void herd__omp_relax(void) {
+    if (herd__self()) {
+        OMP_SAVE();
+        herd_yield();
+        OMP_RESTORE();
+    } else {
+        sched_yield();
+    }
+}
+
+typedef struct member_arg {
+    omp_team *team;
+    int i;
+} member_arg;
+
+static void member_entry(void *p) {
+    member_arg a;
+    memcpy(&a, p, sizeof a);
+    omp_team *team = a.team;
+    omp_task *prev = herd__omp_cur;
+    omp_task me;
+    memset(&me, 0, sizeof me);
+    me.team = team;
+    me.parent = team->parent;
+    me.thread_num = a.i;
+    me.implicit = 1;
+    me.icv = team->parent->icv;
+    me.ch_lo = me.ch_hi = -1;
+    herd__omp_cur = &me;
+    if (team->preinit)
+        (void)herd__omp_ws_begin(&me); /* worksharing 0 is set up: just enter it */
+    team->fn(team->data);
+    if (herd__self()) {
+        herd_wait(); /* the region's end: this member's tasks */
+    }
+    herd__omp_cur = prev;
+}
+
+static void warn_once(int *done, const char *fmt, int a, int b) {
+    if (!__atomic_exchange_n(done, 1, __ATOMIC_RELAXED)) {
+        fprintf(stderr, "herd-omp: ");
+        fprintf(stderr, fmt, a, b);
+        fprintf(stderr, "\n");
+    }
+}
+
+static int warned_limit, warned_busy;
+
+/* Start the team's members 1..n-1, run member 0 here, wait for all. */
+static void run_members(omp_team *team, int outer) {
+    member_arg a = {team, 0};
+    for (int i = 1; i < team->nthreads; i++) {
+        a.i = i;
+        int rc = outer ? herd__group_place_worker(&team->members, i, member_entry, &a, sizeof a)
+                       : herd_group_spawn(&team->members, member_entry, &a, sizeof a);
+        if (rc)
+            herd__omp_fatal("cannot start team member %d: %s", i, herd_strerror(rc));
+    }
+    a.i = 0;
+    herd__call_task(member_entry, &a);
+    herd_group_wait(&team->members);
+}
+
+typedef void (*omp_preinit)(omp_team *team, void *arg);
+
+static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_preinit pre,
+                     void *pre_arg) {
+    OMP_SAVE();
+    omp_task *enc = omp__saved;
+    int level = enc->team ? enc->team->level : 0;
+    int active = enc->team ? enc->team->active_level : 0;
+    long n = num_threads ? (long)num_threads : enc->icv.nthreads;
+    if (active >= enc->icv.max_active)
+        n = 1;
+    omp_team *team = malloc(sizeof *team);
+    if (!team)
+        herd__omp_fatal("out of memory for a team");
+    memset(team, 0, sizeof *team);
+    int outer = 0;
+    herd__frame fr;
+    if (n > 1 && active == 0 && !herd__self()) {
+        herd__omp_start();
+        if (n > herd__omp_g.workers) {
+            warn_once(&warned_limit,
+                      "a team of %d threads was asked for; the outermost team has at most %d "
+                      "(the workers: OMP_NUM_THREADS or HERD_WORKERS at start-up)",
+                      (int)n, herd__omp_g.workers);
+            n = herd__omp_g.workers;
+        }
+        int rc = herd__adopt_enter(&fr);
+        if (rc == 0) {
+            outer = 1;
+        } else {
+            /* Another application thread runs an outermost region. */
+            warn_once(&warned_busy,
+                      "two application threads ran outermost parallel regions at once; the "
+                      "second runs with one thread (%d of %d asked)", 1, (int)n);
+            n = 1;
+        }
+    } else if (n > 1 && !herd__self()) {
+        n = 1; /* an inner region of a serialised outer one, outside herd */
+    }
+    team->nthreads = (int)n;
+    team->level = level + 1;
+    team->active_level = active + (n > 1);
+    team->outer = outer;
+    team->parent = enc;
+    team->fn = fn;
+    team->data = data;
+    herd__omp_ws_ring_init(team);
+    if (pre) {
+        team->preinit = 1;
+        pre(team, pre_arg);
+    }
+    if (herd_barrier_init(&team->bar, n) != 0)
+        herd__omp_fatal("out of memory for a team barrier");
+    herd_group_init(&team->members);
+    if (n == 1) {
+        member_arg a = {team, 0};
+        if (herd__self())
+            herd__call_task(member_entry, &a);
+        else
+            member_entry(&a);
+    } else {
+        run_members(team, outer);
+    }
+    if (outer)
+        herd__adopt_leave(&fr);
+    herd_barrier_destroy(&team->bar);
+    free(team);
+    OMP_RESTORE();
+}
+
+OMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags) {
+    (void)flags; /* proc_bind: herd's binding applies (docs/design/openmp.md) */
+    parallel(fn, data, num_threads, NULL, NULL);
+}
+
+/* Combined parallel loops and sections: worksharing 0 set up beforehand. */
+typedef struct loop_pre {
+    long sched, start, end, incr, chunk;
+} loop_pre;
+
+static void pre_loop(omp_team *team, void *p) {
+    loop_pre *l = p;
+    omp_task probe;
+    memset(&probe, 0, sizeof probe);
+    probe.team = team;
+    probe.icv = team->parent->icv;
+    omp_ws *ws = &team->ws[0];
+    herd__omp_loop_init(ws, &probe, l->sched, l->start, l->end, l->incr, l->chunk);
+    atomic_store_explicit(&ws->free_for, -1, memory_order_relaxed);
+    /* ORDER: relaxed; the members start after this (the queueing of their
+     * tasks orders it). */
+    atomic_store_explicit(&ws->ready_for, 0, memory_order_relaxed);
+}
+
+#define PARALLEL_LOOP(name, sched)                                                                 \
+    OMP_API void GOMP_parallel_loop_##name(void (*fn)(void *), void *data, unsigned nt, long s,    \
+                                           long e, long i, long c, unsigned flags) {               \
+        (void)flags;                                                                               \
+        loop_pre l = {sched, s, e, i, c};                                                          \
+        parallel(fn, data, nt, pre_loop, &l);                                                      \
+    }
+PARALLEL_LOOP(static, OMP_SCHED_STATIC)
+PARALLEL_LOOP(dynamic, OMP_SCHED_DYNAMIC)
+PARALLEL_LOOP(guided, OMP_SCHED_GUIDED)
+PARALLEL_LOOP(nonmonotonic_dynamic, OMP_SCHED_DYNAMIC)
+PARALLEL_LOOP(nonmonotonic_guided, OMP_SCHED_GUIDED)
+
+#define PARALLEL_LOOP_RT(name)                                                                     \
+    OMP_API void GOMP_parallel_loop_##name(void (*fn)(void *), void *data, unsigned nt, long s,    \
+                                           long e, long i, unsigned flags) {                       \
+        (void)flags;                                                                               \
+        loop_pre l = {OMP_SCHED_RUNTIME, s, e, i, 0};                                              \
+        parallel(fn, data, nt, pre_loop, &l);                                                      \
+    }
+PARALLEL_LOOP_RT(runtime)
+PARALLEL_LOOP_RT(nonmonotonic_runtime)
+PARALLEL_LOOP_RT(maybe_nonmonotonic_runtime)
+
+static void pre_sections(omp_team *team, void *p) {
+    omp_ws *ws = &team->ws[0];
+    ws->sect_count = *(unsigned *)p;
+    atomic_store_explicit(&ws->sect_next, 1, memory_order_relaxed);
+    atomic_store_explicit(&ws->free_for, -1, memory_order_relaxed);
+    atomic_store_explicit(&ws->ready_for, 0, memory_order_relaxed); /* ORDER: as in pre_loop */
+}
+
+OMP_API void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nt, unsigned count,
+                                    unsigned flags) {
+    (void)flags;
+    parallel(fn, data, nt, pre_sections, &count);
+}
+
+OMP_API void GOMP_barrier(void) {
+    OMP_SAVE();
+    omp_task *t = omp__saved;
+    if (herd__self())
+        herd_wait(); /* this member's tasks; the barrier then covers the team's */
+    if (t->team && t->team->nthreads > 1)
+        herd_barrier_wait(&t->team->bar);
+    OMP_RESTORE();
+}
+
+OMP_API bool GOMP_barrier_cancel(void) {
+    GOMP_barrier();
+    return false;
+}

@@ -1,0 +1,441 @@
+/* Worksharing: loops (every schedule, ordered, the ull flavour), sections,
+ * single and copyprivate (docs/design/openmp.md, "Worksharing").
+ *
+ * A team has a ring of WS_RING construct records. Member t's k-th
+ * construct uses ws[k % WS_RING]: the first member to arrive claims it (CAS
+ * of free_for from k to -1), sets it up and publishes ready_for = k; the
+ * others wait for that. When the last member leaves construct k, the record
+ * is reset and free_for becomes k + WS_RING. A member that runs WS_RING
+ * nowait constructs ahead waits for the slowest to leave.
+ *
+ * Loops run in normalised iterations [0, n): chunk [lo, hi) is iterations
+ * start + lo*incr .. start + hi*incr. Ordered loops pass a turn from chunk to
+ * chunk in iteration order: the turn is the start of the chunk allowed to
+ * run its ordered region; a member hands it on (turn = its chunk's end) when
+ * it takes its next chunk or ends the loop. */
+#include "omp/omp.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+void herd__omp_ws_ring_init(omp_team *team) {
+    for (int i = 0; i < WS_RING; i++) {
+        omp_ws *ws = &team->ws[i];
+        atomic_init(&ws->ready_for, -1);
+        atomic_init(&ws->free_for, i);
+        atomic_init(&ws->left, 0);
+        atomic_init(&ws->single, 0);
+        atomic_init(&ws->ord_turn, 0);
+    }
+}
+
+int herd__omp_ws_begin(omp_task *t) {
+    long k = t->ws_next++;
+    omp_ws *ws = &t->team->ws[k % WS_RING];
+    t->ws = ws;
+    t->ws_k = k;
+    for (;;) {
+        /* ORDER: acquire; pairs with the release store in ws_publish: the
+         * set-up fields are visible. */
+        if (atomic_load_explicit(&ws->ready_for, memory_order_acquire) == k)
+            return 0;
+        long f = k;
+        /* ORDER: acquire; pairs with the release store of free_for in
+         * ws_leave: the last users are done with the record. */
+        if (atomic_load_explicit(&ws->free_for, memory_order_relaxed) == k &&
+            atomic_compare_exchange_strong_explicit(&ws->free_for, &f, -1, memory_order_acquire,
+                                                    memory_order_relaxed))
+            return 1;
+        herd__omp_relax();
+    }
+}
+
+void herd__omp_ws_publish(omp_task *t) {
+    /* ORDER: release; pairs with the acquire load in herd__omp_ws_begin(). */
+    atomic_store_explicit(&t->ws->ready_for, t->ws_k, memory_order_release);
+}
+
+void herd__omp_ws_leave(omp_task *t) {
+    omp_ws *ws = t->ws;
+    if (!ws)
+        return;
+    t->ws = NULL;
+    /* ORDER: acq_rel; the leavers' RMWs form a release sequence, so the last
+     * one sees every member done with the record before it resets it. */
+    if (atomic_fetch_add_explicit(&ws->left, 1, memory_order_acq_rel) + 1 != t->team->nthreads)
+        return;
+    atomic_store_explicit(&ws->left, 0, memory_order_relaxed);
+    atomic_store_explicit(&ws->ready_for, -1, memory_order_relaxed);
+    atomic_store_explicit(&ws->single, 0, memory_order_relaxed);
+    atomic_store_explicit(&ws->ord_turn, 0, memory_order_relaxed);
+    ws->copy = NULL;
+    /* ORDER: release; pairs with the acquire CAS in herd__omp_ws_begin(). */
+    atomic_store_explicit(&ws->free_for, t->ws_k + WS_RING, memory_order_release);
+}
+
+/* ------------------------------------------------------------------ loops */
+
+static int resolve_kind(const omp_task *t, long sched, long *chunk) {
+    int kind = (int)(sched & ~(long)OMP_SCHED_MONOTONIC);
+    if (kind == OMP_SCHED_RUNTIME) {
+        kind = t->icv.run_sched & ~(int)OMP_SCHED_MONOTONIC;
+        *chunk = t->icv.run_chunk;
+    }
+    if (kind == OMP_SCHED_AUTO)
+        kind = OMP_SCHED_STATIC, *chunk = 0;
+    if (kind != OMP_SCHED_STATIC && *chunk < 1)
+        *chunk = 1;
+    return kind;
+}
+
+static void loop_common(omp_ws *ws, const omp_task *t, long sched, long n, long chunk) {
+    ws->kind = resolve_kind(t, sched, &chunk);
+    ws->chunk = chunk;
+    ws->n = n;
+    atomic_store_explicit(&ws->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&ws->ord_turn, 0, memory_order_relaxed);
+}
+
+static long count_signed(long start, long end, long incr) {
+    if (incr > 0)
+        return end > start ? (long)(((unsigned long)end - (unsigned long)start + (unsigned long)incr - 1) /
+                                    (unsigned long)incr)
+                           : 0;
+    return start > end ? (long)(((unsigned long)start - (unsigned long)end - (unsigned long)incr - 1) /
+                                (unsigned long)-incr)
+                       : 0;
+}
+
+void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end,
+                         long incr, long chunk) {
+    ws->ull = 0;
+    ws->start = start;
+    ws->incr = incr;
+    loop_common(ws, t, sched, count_signed(start, end, incr), chunk);
+}
+
+static void loop_init_ull(omp_ws *ws, const omp_task *t, long sched, bool up,
+                          unsigned long long start, unsigned long long end,
+                          unsigned long long incr, unsigned long long chunk) {
+    ws->ull = 1;
+    ws->up = up;
+    ws->ustart = start;
+    ws->uincr = incr;
+    long n;
+    if (up)
+        n = end > start ? (long)((end - start + incr - 1) / incr) : 0;
+    else
+        n = start > end ? (long)((start - end - incr - 1) / -incr) : 0;
+    loop_common(ws, t, sched, n, (long)chunk);
+}
+
+/* The member's next chunk [lo, hi) of the loop it is in; 0 when none. */
+static int next_chunk(omp_task *t, long *lo, long *hi) {
+    omp_ws *ws = t->ws;
+    long n = ws->n, c = ws->chunk, T = t->team ? t->team->nthreads : 1;
+    switch (ws->kind) {
+    case OMP_SCHED_STATIC:
+        if (c <= 0) { /* one block per member */
+            if (t->st_trip++)
+                return 0;
+            long q = n / T, r = n % T, i = t->thread_num;
+            *lo = i < r ? i * (q + 1) : r * (q + 1) + (i - r) * q;
+            *hi = *lo + (i < r ? q + 1 : q);
+            return *lo < *hi;
+        } else {
+            long ci = t->thread_num + t->st_trip++ * T;
+            if (ci > n / c + 1 || ci * c >= n)
+                return 0;
+            *lo = ci * c;
+            *hi = *lo + c < n ? *lo + c : n;
+            return 1;
+        }
+    case OMP_SCHED_DYNAMIC: {
+        /* ORDER: relaxed; the counter hands out distinct ranges, nothing
+         * else is published through it. */
+        long a = atomic_fetch_add_explicit(&ws->next, c, memory_order_relaxed);
+        if (a >= n)
+            return 0;
+        *lo = a;
+        *hi = a + c < n ? a + c : n;
+        return 1;
+    }
+    default: { /* guided */
+        long a = atomic_load_explicit(&ws->next, memory_order_relaxed);
+        for (;;) {
+            if (a >= n)
+                return 0;
+            long q = (n - a + T - 1) / T;
+            if (q < c)
+                q = c;
+            long b = a + q < n ? a + q : n;
+            /* ORDER: relaxed, as for dynamic. */
+            if (atomic_compare_exchange_weak_explicit(&ws->next, &a, b, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                *lo = a;
+                *hi = b;
+                return 1;
+            }
+        }
+    }
+    }
+}
+
+static void wait_turn(omp_task *t) {
+    /* ORDER: acquire; pairs with the release store in pass_turn: the
+     * previous chunk's ordered writes are visible. */
+    while (atomic_load_explicit(&t->ws->ord_turn, memory_order_acquire) != t->ch_lo)
+        herd__omp_relax();
+}
+
+static void pass_turn(omp_task *t) {
+    if (!t->ordered || t->ch_lo < 0)
+        return;
+    wait_turn(t);
+    /* ORDER: release; pairs with the acquire load in wait_turn(). */
+    atomic_store_explicit(&t->ws->ord_turn, t->ch_hi, memory_order_release);
+    t->ch_lo = t->ch_hi = -1;
+}
+
+static bool take(omp_task *t, long *lo, long *hi) {
+    pass_turn(t);
+    if (!next_chunk(t, lo, hi))
+        return false;
+    t->ch_lo = *lo;
+    t->ch_hi = *hi;
+    return true;
+}
+
+static bool next_signed(long *istart, long *iend) {
+    omp_task *t = herd__omp_task();
+    long lo, hi;
+    if (!take(t, &lo, &hi))
+        return false;
+    omp_ws *ws = t->ws;
+    *istart = ws->start + lo * ws->incr;
+    *iend = ws->start + hi * ws->incr;
+    return true;
+}
+
+static bool next_ull(unsigned long long *istart, unsigned long long *iend) {
+    omp_task *t = herd__omp_task();
+    long lo, hi;
+    if (!take(t, &lo, &hi))
+        return false;
+    omp_ws *ws = t->ws;
+    *istart = ws->ustart + (unsigned long long)lo * ws->uincr;
+    *iend = ws->ustart + (unsigned long long)hi * ws->uincr;
+    return true;
+}
+
+static void enter_loop(omp_task *t, int ordered) {
+    t->st_trip = 0;
+    t->ordered = ordered;
+    t->ch_lo = t->ch_hi = -1;
+}
+
+static bool start_signed(long sched, int ordered, long start, long end, long incr, long chunk,
+                         long *istart, long *iend) {
+    omp_task *t = herd__omp_task();
+    if (!t->team)
+        herd__omp_fatal("a worksharing loop outside a parallel region"); /* not reached: GCC */
+    if (herd__omp_ws_begin(t)) {
+        herd__omp_loop_init(t->ws, t, sched, start, end, incr, chunk);
+        herd__omp_ws_publish(t);
+    }
+    enter_loop(t, ordered);
+    return istart ? next_signed(istart, iend) : true;
+}
+
+static bool start_ull(long sched, int ordered, bool up, unsigned long long start,
+                      unsigned long long end, unsigned long long incr, unsigned long long chunk,
+                      unsigned long long *istart, unsigned long long *iend) {
+    omp_task *t = herd__omp_task();
+    if (herd__omp_ws_begin(t)) {
+        loop_init_ull(t->ws, t, sched, up, start, end, incr, chunk);
+        herd__omp_ws_publish(t);
+    }
+    enter_loop(t, ordered);
+    return istart ? next_ull(istart, iend) : true;
+}
+
+/* The worksharing loop GOMP_parallel_loop_* set up: members enter it at
+ * their start (team.c) and only call *_next; enter_loop state is zero. */
+
+#define LOOP(name, sched, ord)                                                                     \
+    OMP_API bool GOMP_loop_##name##_start(long s, long e, long i, long c, long *is, long *ie) {   \
+        return start_signed(sched, ord, s, e, i, c, is, ie);                                       \
+    }                                                                                              \
+    OMP_API bool GOMP_loop_##name##_next(long *is, long *ie) { return next_signed(is, ie); }      \
+    OMP_API bool GOMP_loop_ull_##name##_start(bool up, unsigned long long s, unsigned long long e, \
+                                              unsigned long long i, unsigned long long c,          \
+                                              unsigned long long *is, unsigned long long *ie) {    \
+        return start_ull(sched, ord, up, s, e, i, c, is, ie);                                      \
+    }                                                                                              \
+    OMP_API bool GOMP_loop_ull_##name##_next(unsigned long long *is, unsigned long long *ie) {     \
+        return next_ull(is, ie);                                                                   \
+    }
+#define LOOP_RT(name, ord)                                                                         \
+    OMP_API bool GOMP_loop_##name##_start(long s, long e, long i, long *is, long *ie) {           \
+        return start_signed(OMP_SCHED_RUNTIME, ord, s, e, i, 0, is, ie);                           \
+    }                                                                                              \
+    OMP_API bool GOMP_loop_##name##_next(long *is, long *ie) { return next_signed(is, ie); }      \
+    OMP_API bool GOMP_loop_ull_##name##_start(bool up, unsigned long long s, unsigned long long e, \
+                                              unsigned long long i, unsigned long long *is,        \
+                                              unsigned long long *ie) {                            \
+        return start_ull(OMP_SCHED_RUNTIME, ord, up, s, e, i, 0, is, ie);                          \
+    }                                                                                              \
+    OMP_API bool GOMP_loop_ull_##name##_next(unsigned long long *is, unsigned long long *ie) {     \
+        return next_ull(is, ie);                                                                   \
+    }
+
+LOOP(static, OMP_SCHED_STATIC, 0)
+LOOP(dynamic, OMP_SCHED_DYNAMIC, 0)
+LOOP(guided, OMP_SCHED_GUIDED, 0)
+LOOP(nonmonotonic_dynamic, OMP_SCHED_DYNAMIC, 0)
+LOOP(nonmonotonic_guided, OMP_SCHED_GUIDED, 0)
+LOOP(ordered_static, OMP_SCHED_STATIC, 1)
+LOOP(ordered_dynamic, OMP_SCHED_DYNAMIC, 1)
+LOOP(ordered_guided, OMP_SCHED_GUIDED, 1)
+LOOP_RT(runtime, 0)
+LOOP_RT(nonmonotonic_runtime, 0)
+LOOP_RT(maybe_nonmonotonic_runtime, 0)
+LOOP_RT(ordered_runtime, 1)
+
+static void no_extras(uintptr_t *reductions, void **mem, const char *what, void *caller) {
+    if (reductions)
+        herd__omp_unsupported(what, caller);
+    if (mem)
+        herd__omp_unsupported("lastprivate(conditional:) or scan (worksharing memory)", caller);
+}
+
+OMP_API bool GOMP_loop_start(long s, long e, long i, long sched, long c, long *is, long *ie,
+                             uintptr_t *reductions, void **mem) {
+    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
+    return start_signed(sched, 0, s, e, i, c, is, ie);
+}
+
+OMP_API bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long *is,
+                                     long *ie, uintptr_t *reductions, void **mem) {
+    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
+    return start_signed(sched, 1, s, e, i, c, is, ie);
+}
+
+OMP_API bool GOMP_loop_ull_start(bool up, unsigned long long s, unsigned long long e,
+                                 unsigned long long i, long sched, unsigned long long c,
+                                 unsigned long long *is, unsigned long long *ie,
+                                 uintptr_t *reductions, void **mem) {
+    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
+    return start_ull(sched, 0, up, s, e, i, c, is, ie);
+}
+
+OMP_API bool GOMP_loop_ull_ordered_start(bool up, unsigned long long s, unsigned long long e,
+                                         unsigned long long i, long sched, unsigned long long c,
+                                         unsigned long long *is, unsigned long long *ie,
+                                         uintptr_t *reductions, void **mem) {
+    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
+    return start_ull(sched, 1, up, s, e, i, c, is, ie);
+}
+
+OMP_API void GOMP_loop_end_nowait(void) {
+    omp_task *t = herd__omp_task();
+    pass_turn(t);
+    t->ordered = 0;
+    herd__omp_ws_leave(t);
+}
+
+void GOMP_barrier(void);
+
+OMP_API void GOMP_loop_end(void) {
+    GOMP_loop_end_nowait();
+    GOMP_barrier();
+}
+
+OMP_API bool GOMP_loop_end_cancel(void) {
+    GOMP_loop_end();
+    return false;
+}
+
+OMP_API void GOMP_ordered_start(void) {
+    omp_task *t = herd__omp_task();
+    if (t->ws && t->ordered)
+        wait_turn(t);
+}
+
+OMP_API void GOMP_ordered_end(void) {}
+
+/* --------------------------------------------------------------- sections */
+
+OMP_API unsigned GOMP_sections_next(void) {
+    omp_task *t = herd__omp_task();
+    /* ORDER: relaxed; hands out distinct section numbers. */
+    unsigned i = atomic_fetch_add_explicit(&t->ws->sect_next, 1, memory_order_relaxed);
+    return i <= t->ws->sect_count ? i : 0;
+}
+
+OMP_API unsigned GOMP_sections_start(unsigned count) {
+    omp_task *t = herd__omp_task();
+    if (herd__omp_ws_begin(t)) {
+        t->ws->sect_count = count;
+        atomic_store_explicit(&t->ws->sect_next, 1, memory_order_relaxed);
+        herd__omp_ws_publish(t);
+    }
+    return GOMP_sections_next();
+}
+
+OMP_API unsigned GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem) {
+    no_extras(reductions, mem, "task reductions on sections", __builtin_return_address(0));
+    return GOMP_sections_start(count);
+}
+
+OMP_API void GOMP_sections_end_nowait(void) { herd__omp_ws_leave(herd__omp_task()); }
+
+OMP_API void GOMP_sections_end(void) {
+    GOMP_sections_end_nowait();
+    GOMP_barrier();
+}
+
+OMP_API bool GOMP_sections_end_cancel(void) {
+    GOMP_sections_end();
+    return false;
+}
+
+/* ----------------------------------------------------------------- single */
+
+OMP_API bool GOMP_single_start(void) {
+    omp_task *t = herd__omp_task();
+    if (!t->team)
+        return true;
+    if (herd__omp_ws_begin(t))
+        herd__omp_ws_publish(t);
+    /* ORDER: relaxed; only one member may win, nothing is published. */
+    bool mine = atomic_exchange_explicit(&t->ws->single, 1, memory_order_relaxed) == 0;
+    herd__omp_ws_leave(t);
+    return mine;
+}
+
+/* copyprivate: the executor stores its data pointer and meets the others at
+ * a barrier; they read it after the barrier. GCC emits a second barrier
+ * after the copies, so the executor's data outlives them. */
+OMP_API void *GOMP_single_copy_start(void) {
+    omp_task *t = herd__omp_task();
+    if (!t->team)
+        return NULL;
+    if (herd__omp_ws_begin(t))
+        herd__omp_ws_publish(t);
+    if (atomic_exchange_explicit(&t->ws->single, 1, memory_order_relaxed) == 0)
+        return NULL; /* executor: leaves in GOMP_single_copy_end */
+    GOMP_barrier(); /* t is still ours after it: GOMP_barrier restores the record */
+    void *data = t->ws->copy; /* the barrier orders the executor's store before */
+    herd__omp_ws_leave(t);
+    return data;
+}
+
+OMP_API void GOMP_single_copy_end(void *data) {
+    omp_task *t = herd__omp_task();
+    if (!t->team)
+        return;
+    t->ws->copy = data;
+    GOMP_barrier();
+    herd__omp_ws_leave(t);
+}

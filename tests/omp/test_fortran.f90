@@ -1,0 +1,69 @@
+! gfortran -fopenmp: parallel, do (static, dynamic) with reductions,
+! single, critical, atomic, tasks, locks and the omp_lib queries.
+program test_fortran
+  use omp_lib
+  implicit none
+  integer, parameter :: n = 10000
+  integer :: i, nt, hits(n), crit
+  integer(kind=8) :: s, want
+  integer(kind=omp_lock_kind) :: lck
+  integer :: locked
+  hits = 0
+  s = 0
+  crit = 0
+  nt = 0
+  locked = 0
+  call omp_init_lock(lck)
+  !$omp parallel reduction(+:s)
+  !$omp single
+  nt = omp_get_num_threads()
+  !$omp end single
+  !$omp do schedule(dynamic, 7)
+  do i = 1, n
+    hits(i) = hits(i) + 1
+    s = s + i
+  end do
+  !$omp end do
+  !$omp do schedule(static)
+  do i = 1, n
+    hits(i) = hits(i) + 1
+  end do
+  !$omp end do
+  !$omp critical
+  crit = crit + 1
+  !$omp end critical
+  call omp_set_lock(lck)
+  locked = locked + 1
+  call omp_unset_lock(lck)
+  !$omp end parallel
+  call omp_destroy_lock(lck)
+  want = int(n, 8) * (n + 1) / 2
+  if (s /= want) stop 1
+  if (any(hits /= 2)) stop 2
+  if (crit /= nt .or. locked /= nt) stop 3
+  if (nt < 1) stop 4
+  !$omp parallel
+  !$omp single
+  s = fib(20)
+  !$omp end single
+  !$omp end parallel
+  if (s /= 6765) stop 5
+  print *, 'omp fortran: ok'
+contains
+  recursive integer(kind=8) function fib(k) result(r)
+    integer, intent(in) :: k
+    integer(kind=8) :: a, b
+    if (k < 2) then
+      r = k
+      return
+    end if
+    !$omp task shared(a)
+    a = fib(k - 1)
+    !$omp end task
+    !$omp task shared(b)
+    b = fib(k - 2)
+    !$omp end task
+    !$omp taskwait
+    r = a + b
+  end function fib
+end program test_fortran

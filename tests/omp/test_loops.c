@@ -1,0 +1,226 @@
+/* Worksharing loops: every schedule (static with and without chunk,
+ * dynamic, guided, runtime, auto, nonmonotonic), unsigned long long loops,
+ * ordered, nowait, collapse, reductions, sections, combined parallel for. */
+#include "check_omp.h"
+
+#include <omp.h>
+#include <string.h>
+
+#define N 1000
+static int hits[N];
+
+static void check_all_once(void) {
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(hits[i], 1);
+    memset(hits, 0, sizeof hits);
+}
+
+#define LOOP_TEST(clause)                                                                          \
+    do {                                                                                           \
+        _Pragma("omp parallel") {                                                                  \
+            _Pragma(clause) for (int i = 0; i < N; i++) {                                          \
+                _Pragma("omp atomic") hits[i]++;                                                   \
+            }                                                                                      \
+        }                                                                                          \
+        check_all_once();                                                                          \
+    } while (0)
+
+static void test_schedules(void) {
+    LOOP_TEST("omp for schedule(static)");
+    LOOP_TEST("omp for schedule(static, 7)");
+    LOOP_TEST("omp for schedule(dynamic)");
+    LOOP_TEST("omp for schedule(dynamic, 13)");
+    LOOP_TEST("omp for schedule(guided)");
+    LOOP_TEST("omp for schedule(guided, 5)");
+    LOOP_TEST("omp for schedule(auto)");
+    LOOP_TEST("omp for schedule(monotonic: dynamic, 3)");
+    LOOP_TEST("omp for schedule(nonmonotonic: dynamic, 3)");
+    LOOP_TEST("omp for schedule(nonmonotonic: guided)");
+    omp_set_schedule(omp_sched_dynamic, 4);
+    LOOP_TEST("omp for schedule(runtime)");
+    omp_set_schedule(omp_sched_guided, 2);
+    LOOP_TEST("omp for schedule(runtime)");
+    omp_set_schedule(omp_sched_static, 0);
+    LOOP_TEST("omp for schedule(runtime)");
+    /* Combined constructs (GOMP_parallel_loop_*). */
+#pragma omp parallel for schedule(dynamic, 2)
+    for (int i = 0; i < N; i++) {
+#pragma omp atomic
+        hits[i]++;
+    }
+    check_all_once();
+#pragma omp parallel for schedule(guided)
+    for (int i = 0; i < N; i++) {
+#pragma omp atomic
+        hits[i]++;
+    }
+    check_all_once();
+#pragma omp parallel for schedule(runtime)
+    for (int i = 0; i < N; i++) {
+#pragma omp atomic
+        hits[i]++;
+    }
+    check_all_once();
+#pragma omp parallel for
+    for (int i = N - 1; i >= 0; i -= 1) {
+#pragma omp atomic
+        hits[i]++;
+    }
+    check_all_once();
+}
+
+static void test_strides_ull(void) {
+    long sum = 0;
+#pragma omp parallel for reduction(+ : sum) schedule(dynamic, 3)
+    for (long i = 1000; i > -1000; i -= 7)
+        sum += i;
+    long want = 0;
+    for (long i = 1000; i > -1000; i -= 7)
+        want += i;
+    CHECK_EQ(sum, want);
+    unsigned long long usum = 0, uwant = 0;
+    unsigned long long base = 1ull << 62;
+#pragma omp parallel for reduction(+ : usum) schedule(guided, 2)
+    for (unsigned long long u = base; u < base + 3000; u += 3)
+        usum += u - base;
+    for (unsigned long long u = base; u < base + 3000; u += 3)
+        uwant += u - base;
+    CHECK(usum == uwant);
+    usum = 0;
+#pragma omp parallel for reduction(+ : usum) schedule(static, 5)
+    for (unsigned long long u = base + 3000; u > base; u -= 3)
+        usum += u - base;
+    uwant = 0;
+    for (unsigned long long u = base + 3000; u > base; u -= 3)
+        uwant += u - base;
+    CHECK(usum == uwant);
+}
+
+static void test_ordered(void) {
+    int seq[N], pos = 0;
+#pragma omp parallel for ordered schedule(dynamic, 3)
+    for (int i = 0; i < N; i++) {
+#pragma omp ordered
+        seq[pos++] = i;
+    }
+    CHECK_EQ(pos, N);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(seq[i], i);
+    pos = 0;
+#pragma omp parallel for ordered schedule(static, 2)
+    for (int i = 0; i < N; i++) {
+        if (i % 3 == 0) { /* some iterations skip their ordered region */
+#pragma omp ordered
+            seq[pos++] = i;
+        }
+    }
+    CHECK_EQ(pos, (N + 2) / 3);
+    for (int i = 0; i < pos; i++)
+        CHECK_EQ(seq[i], 3 * i);
+    pos = 0;
+#pragma omp parallel
+    {
+#pragma omp for ordered schedule(guided)
+        for (int i = 0; i < N; i++) {
+#pragma omp ordered
+            seq[pos++] = i;
+        }
+    }
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(seq[i], i);
+}
+
+static void test_nowait_collapse_reduction(void) {
+    static int a[N], b[N];
+    memset(a, 0, sizeof a);
+    long s = 0;
+    int mx = -1;
+    double prod = 1.0;
+#pragma omp parallel reduction(+ : s) reduction(max : mx) reduction(* : prod)
+    {
+        /* Many nowait constructs in a row: more than the ring of records. */
+        for (int r = 0; r < 20; r++) {
+#pragma omp for nowait schedule(dynamic, 16)
+            for (int i = 0; i < N; i++) {
+#pragma omp atomic
+                a[i] += i + r; /* members may be in different rounds: commutative */
+            }
+        }
+#pragma omp barrier
+#pragma omp for schedule(static)
+        for (int i = 0; i < N; i++) {
+            b[i] = a[i] * 2;
+            s += b[i];
+            if (b[i] > mx)
+                mx = b[i];
+        }
+#pragma omp for
+        for (int i = 0; i < 20; i++)
+            prod *= 1.5;
+    }
+    long want = 0;
+    for (int i = 0; i < N; i++)
+        want += 2 * (20 * i + 190);
+    CHECK_EQ(s, want);
+    CHECK_EQ(mx, 2 * (20 * (N - 1) + 190));
+    double wp = 1.0;
+    for (int i = 0; i < 20; i++)
+        wp *= 1.5;
+    CHECK(prod == wp);
+    static int grid[40][30];
+    memset(grid, 0, sizeof grid);
+#pragma omp parallel for collapse(2) schedule(dynamic, 7)
+    for (int i = 0; i < 40; i++)
+        for (int j = 0; j < 30; j++)
+            grid[i][j] += i * 100 + j;
+    for (int i = 0; i < 40; i++)
+        for (int j = 0; j < 30; j++)
+            CHECK_EQ(grid[i][j], i * 100 + j);
+}
+
+static void test_sections(void) {
+    int done[5] = {0};
+#pragma omp parallel
+    {
+#pragma omp sections
+        {
+#pragma omp section
+            done[0]++;
+#pragma omp section
+            done[1]++;
+#pragma omp section
+            done[2]++;
+        }
+#pragma omp sections nowait
+        {
+#pragma omp section
+            done[3]++;
+#pragma omp section
+            done[4]++;
+        }
+    }
+#pragma omp parallel sections
+    {
+#pragma omp section
+        done[0]++;
+#pragma omp section
+        done[1]++;
+    }
+    CHECK_EQ(done[0], 2);
+    CHECK_EQ(done[1], 2);
+    CHECK_EQ(done[2], 1);
+    CHECK_EQ(done[3], 1);
+    CHECK_EQ(done[4], 1);
+}
+
+int main(void) {
+    for (int rep = 0; rep < 3; rep++) {
+        test_schedules();
+        test_strides_ull();
+        test_ordered();
+        test_nowait_collapse_reduction();
+        test_sections();
+    }
+    printf("omp loops: ok\n");
+    return 0;
+}
