@@ -28,6 +28,7 @@ void __tsan_destroy_fiber(void *fiber);
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                      size_t *size_old);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
 
 /* Free stacks: each worker keeps up to STACK_CACHE_MAX for itself (no
@@ -250,6 +251,14 @@ static void ult_fresh(herd__ult *u) {
      * with every reuse until TSan overflows it. A new context, a new fiber. */
     __tsan_destroy_fiber(u->stack->tsan_fiber);
     u->stack->tsan_fiber = __tsan_create_fiber(0);
+#endif
+#if defined(HERD_ASAN)
+    /* The same for ASan: the abandoned context's frames (a ULT ends by
+     * switching away, so its frames never return) left their redzones
+     * poisoned in the shadow; new frames at those addresses would read as
+     * overflows. */
+    __asan_unpoison_memory_region(u->stack->low,
+                                  (size_t)((unsigned char *)u->stack - u->stack->low));
 #endif
     u->frame = NULL;
     u->first_level = NULL;
