@@ -1,8 +1,12 @@
-"""`python3 -m herd_bench bench|report|table ...`: the harness's commands, which
+"""`python3 -m herd_bench bench|report|table|multiprog ...`: the harness's commands, which
 `herd bench` and `herd report` forward to.
 
   bench   run a suite (quick, full) or a selection by flags; write
           results/bench-<timestamp>/results.{json,csv}, then the report there
+  bench multiprog, or multiprog
+          paper 003's multiprogramming scenarios (herd_bench.multiprog):
+          turnaround times under each HERD_BIND policy, in
+          results/multiprog-<timestamp>/
   report  RESULTS: the tables, the speedup figures and report.md from a
           results folder or file; --trace FILE: a HERD_TRACE timeline PNG
   table   the scheduler comparison of herd's native kernels (bench_table.py)
@@ -52,7 +56,9 @@ def bench_parser() -> argparse.ArgumentParser:
         description="Run benchmark kernels x runtimes x thread counts x repetitions, in a "
                     "shuffled order, and write the results and the report.",
         epilog="runtimes: " + ", ".join(RUNTIME_KINDS) + "\nkernels: KERNEL[/VARIANT][@INPUT],"
-               "... e.g. fib/nocutoff,sort@small,health")
+               "... e.g. fib/nocutoff,sort@small,health\n\n"
+               "herd bench multiprog [ARGS] runs paper 003's multiprogramming scenarios instead "
+               "(see herd bench multiprog --help)")
     ap.add_argument("--suite", default=None, choices=("quick", "full"),
                     help="a named suite (default quick when no --kernels is given)")
     ap.add_argument("--kernels", default=None, help="kernels (default: the suite's)")
@@ -109,6 +115,9 @@ def selection(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[st
 
 
 def cmd_bench(argv: list[str]) -> int:
+    sub = _subcommand(argv)
+    if sub is not None:
+        return cmd_multiprog(*sub)
     ap = bench_parser()
     args = ap.parse_args(argv)
     name, sel = selection(args, ap)
@@ -153,6 +162,26 @@ def cmd_bench(argv: list[str]) -> int:
     if failed:
         print(f"herd bench: {failed} run(s) FAILED (see the report's Failures)", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _subcommand(argv: list[str]) -> Optional[tuple[Optional[Path], list[str]]]:
+    """`[--herd-exe EXE] multiprog ARGS` -> (EXE, ARGS); anything else: None."""
+    exe: Optional[Path] = None
+    rest = argv
+    if len(rest) >= 2 and rest[0] == "--herd-exe":
+        exe, rest = Path(rest[1]), rest[2:]
+    if rest and rest[0] == "multiprog":
+        return exe, rest[1:]
+    return None
+
+
+def cmd_multiprog(herd_exe: Optional[Path], argv: list[str]) -> int:
+    """Paper 003's scenarios with this build's native kernels; results under
+    the checkout's results/ like herd bench's."""
+    from . import multiprog
+    build, _ = locate(herd_exe, None)
+    out = REPO / "results" / f"multiprog-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    return multiprog.main(argv, bench_dir=build / "bench", out=out)
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -208,7 +237,10 @@ def main(argv: list[str]) -> int:
         return cmd_report(rest)
     if cmd == "table":
         return table_cli.main(rest)
-    print(f"herd_bench: unknown command {cmd!r} (bench, report, table)", file=sys.stderr)
+    if cmd == "multiprog":
+        return cmd_multiprog(None, rest)
+    print(f"herd_bench: unknown command {cmd!r} (bench, report, table, multiprog)",
+          file=sys.stderr)
     return 2
 
 
