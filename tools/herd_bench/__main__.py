@@ -10,14 +10,19 @@
   report  RESULTS: the tables, the speedup figures and report.md from a
           results folder or file; --trace FILE: a HERD_TRACE timeline PNG
   table   the scheduler comparison of herd's native kernels (bench_table.py)
+  check-inputs BENCH_DIR
+          whether the sizes of suite.py (what the native and oneTBB peers are
+          told) agree with what BENCH_DIR/omp/omp_* --list-inputs print
 """
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import json
 import os
 import random
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
@@ -26,8 +31,8 @@ from . import cli as table_cli
 from .matrix import results_doc, run_matrix, write_results
 from .paper import load, write_report
 from .runner import machine
-from .suite import (INPUTS, RUNTIME_KINDS, Paths, Selection, expand, find_libomp,
-                    parse_kernels, suite)
+from .suite import (INPUTS, KERNELS, RUNTIME_KINDS, Paths, Selection, expand, find_libomp,
+                    input_mismatches, parse_kernels, suite)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -66,7 +71,8 @@ def bench_parser() -> argparse.ArgumentParser:
                     help="input of --kernels entries without @INPUT (default medium)")
     ap.add_argument("--runtimes", default=None, help="comma-separated runtimes (default all)")
     ap.add_argument("--scheds", default=None,
-                    help="HERD_SCHED values for herd and herd-omp (quick: auto,ws,mts)")
+                    help="HERD_SCHED values for herd and herd-omp (quick: auto,ws,mts; the first "
+                         "at every thread count, the others at all PUs only)")
     ap.add_argument("--threads", default=None,
                     help="comma-separated thread counts (quick: 1 and all PUs)")
     ap.add_argument("--reps", type=int, default=None, help="runs per cell (quick: 2, full: 5)")
@@ -111,7 +117,11 @@ def selection(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[st
     reps = args.reps if args.reps is not None else base.reps
     if reps < 1:
         ap.error("--reps must be at least 1")
-    return name, Selection(kernels, runtimes, scheds, threads, reps)
+    # The suite's side_threads hold unless the thread counts are chosen by hand.
+    side = None if args.threads else base.side_threads
+    if side is not None and not set(side) <= set(threads):
+        side = None
+    return name, Selection(kernels, runtimes, scheds, threads, reps, side_threads=side)
 
 
 def cmd_bench(argv: list[str]) -> int:
@@ -184,6 +194,28 @@ def cmd_multiprog(herd_exe: Optional[Path], argv: list[str]) -> int:
     return multiprog.main(argv, bench_dir=build / "bench", out=out)
 
 
+def cmd_check_inputs(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python3 -m herd_bench check-inputs BENCH_DIR", file=sys.stderr)
+        return 2
+    listed: dict[str, object] = {}
+    for k in KERNELS:
+        exe = Path(argv[0]) / "omp" / f"omp_{k}"
+        try:
+            p = subprocess.run([str(exe), "--list-inputs"], capture_output=True, text=True,
+                               timeout=30)
+            listed[k] = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 \
+                else None
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+            listed[k] = None
+    bad = input_mismatches(listed)
+    for line in bad:
+        print(f"check-inputs: {line}", file=sys.stderr)
+    if not bad:
+        print(f"check-inputs: the {len(KERNELS)} kernels in {argv[0]}/omp agree with suite.py")
+    return 1 if bad else 0
+
+
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -239,7 +271,9 @@ def main(argv: list[str]) -> int:
         return table_cli.main(rest)
     if cmd == "multiprog":
         return cmd_multiprog(None, rest)
-    print(f"herd_bench: unknown command {cmd!r} (bench, report, table, multiprog)",
+    if cmd == "check-inputs":
+        return cmd_check_inputs(rest)
+    print(f"herd_bench: unknown command {cmd!r} (bench, report, table, multiprog, check-inputs)",
           file=sys.stderr)
     return 2
 
