@@ -20,6 +20,7 @@ static const char *const variants[] = {"cutoff", "nocutoff", NULL};
 /*                                   small medium large */
 static const int n_cutoff[3] = {30, 40, 50};
 static const int n_nocutoff[3] = {22, 28, 35};
+static const int default_cutoff = 12; /* tasks to this recursion depth */
 
 __attribute__((noinline)) static uint64_t fib_seq(int n) {
     return n < 2 ? (uint64_t)n : fib_seq(n - 1) + fib_seq(n - 2);
@@ -50,13 +51,18 @@ static uint64_t fib_iter(int n) {
 }
 
 int main(int argc, char **argv) {
-    omp_opts o = {.kernel = "fib"};
+    char inputs[160];
+    snprintf(inputs, sizeof inputs,
+             "{\"cutoff\":{\"n\":[%d,%d,%d],\"cutoff\":%d},\"nocutoff\":{\"n\":[%d,%d,%d]}}",
+             n_cutoff[0], n_cutoff[1], n_cutoff[2], default_cutoff, n_nocutoff[0], n_nocutoff[1],
+             n_nocutoff[2]);
+    omp_opts o = {.kernel = "fib", .inputs = inputs};
     omp_bench_parse(argc, argv, &o, usage, variants);
     int nocut = !strcmp(o.variant, "nocutoff");
     int n = o.n > 0 ? (int)o.n : (nocut ? n_nocutoff : n_cutoff)[o.input_index];
     if (n > 92)
         bench_usage_error(usage, "fib(n) overflows 64 bits beyond n = 92", NULL);
-    int cutoff = nocut ? 1 << 30 : (o.cutoff >= 0 ? (int)o.cutoff : 12);
+    int cutoff = nocut ? 1 << 30 : (o.cutoff >= 0 ? (int)o.cutoff : default_cutoff);
     uint64_t expect = fib_iter(n), result = 0;
     double times[o.reps > 0 ? o.reps : 1];
     int verified = 1;

@@ -22,6 +22,7 @@ static const char *const variants[] = {"cutoff", "nocutoff", NULL};
 
 static const int n_cutoff[3] = {10, 13, 14};
 static const int n_nocutoff[3] = {9, 12, 14};
+static const int default_cutoff = 3; /* tasks for the first rows only */
 
 /* Solutions of the n-queens problem, n = 0..17 (OEIS A000170). */
 static const uint64_t solutions[18] = {1,     1,      0,       0,        2,        10,
@@ -80,13 +81,18 @@ static uint64_t queens_task(int n, int row, const signed char *cols_in, int cuto
 }
 
 int main(int argc, char **argv) {
-    omp_opts o = {.kernel = "nqueens"};
+    char inputs[160];
+    snprintf(inputs, sizeof inputs,
+             "{\"cutoff\":{\"n\":[%d,%d,%d],\"cutoff\":%d},\"nocutoff\":{\"n\":[%d,%d,%d]}}",
+             n_cutoff[0], n_cutoff[1], n_cutoff[2], default_cutoff, n_nocutoff[0], n_nocutoff[1],
+             n_nocutoff[2]);
+    omp_opts o = {.kernel = "nqueens", .inputs = inputs};
     omp_bench_parse(argc, argv, &o, usage, variants);
     int nocut = !strcmp(o.variant, "nocutoff");
     int n = o.n > 0 ? (int)o.n : (nocut ? n_nocutoff : n_cutoff)[o.input_index];
     if (n > MAXN)
         bench_usage_error(usage, "--n is at most 17", NULL);
-    int cutoff = nocut ? n : (o.cutoff >= 0 ? (int)o.cutoff : 3);
+    int cutoff = nocut ? n : (o.cutoff >= 0 ? (int)o.cutoff : default_cutoff);
     double times[o.reps];
     uint64_t result = 0;
     int verified = 1;

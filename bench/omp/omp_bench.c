@@ -47,6 +47,12 @@ void omp_bench_parse(int argc, char **argv, omp_opts *o, const char *usage,
             o->cutoff = bench_int_arg(argc, argv, &i, 0, 1L << 40, usage);
         } else if (!strcmp(argv[i], "--seed")) {
             o->seed = bench_int_arg(argc, argv, &i, 0, 1L << 40, usage);
+        } else if (!strcmp(argv[i], "--list-inputs")) {
+            printf("{\"kernel\":\"%s\",\"variants\":[", o->kernel);
+            for (int k = 0; variants[k]; k++)
+                printf("%s\"%s\"", k ? "," : "", variants[k]);
+            printf("],\"inputs\":%s}\n", o->inputs ? o->inputs : "null");
+            exit(0);
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             bench_help(usage);
         } else {

@@ -13,6 +13,10 @@
  *   --seq                        run the sequential twin, no OpenMP at all
  *   --reps R                     repetitions in this process (default 1)
  *   --n N, --cutoff C            override the input's size / cut-off
+ *   --list-inputs                print {"kernel", "variants", "inputs"} as
+ *                                one JSON line and exit: the sizes each input
+ *                                stands for, where the kernel publishes them
+ *                                (the harness checks its own copy against it)
  *
  * The JSON line: {"kernel", "variant", "input", "mode": "seq"|"omp",
  * "workers" (= "threads", the team size the runtime gave; 0 for --seq),
@@ -39,6 +43,9 @@ typedef struct omp_opts {
     long n;      /* -1: the input's */
     long cutoff; /* -1: the input's */
     long seed;
+    /* Set by the kernel before omp_bench_parse(): its input table as a JSON
+     * object, printed by --list-inputs (NULL: printed as null). */
+    const char *inputs;
 } omp_opts;
 
 /** Parse the common options; variants is NULL-terminated, its first entry

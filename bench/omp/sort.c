@@ -182,7 +182,10 @@ static void fingerprint(const elem *a, long n, uint64_t *sum, uint64_t *hash) {
 }
 
 int main(int argc, char **argv) {
-    omp_opts o = {.kernel = "sort"};
+    char inputs[160];
+    snprintf(inputs, sizeof inputs, "{\"mergesort\":{\"n\":[%ld,%ld,%ld],\"cutoff\":%ld}}",
+             sizes[0], sizes[1], sizes[2], sort_cutoff);
+    omp_opts o = {.kernel = "sort", .inputs = inputs};
     omp_bench_parse(argc, argv, &o, usage, variants);
     long n = o.n > 0 ? o.n : sizes[o.input_index];
     if (o.cutoff > 0)

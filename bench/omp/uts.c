@@ -62,7 +62,10 @@ int main(int argc, char **argv) {
             rest[kept++] = argv[i];
     }
     rest[kept] = NULL;
-    omp_opts o = {.kernel = "uts"};
+    char inputs[160];
+    snprintf(inputs, sizeof inputs, "{\"tasks\":{\"tree\":[\"%s\",\"%s\",\"%s\"]}}",
+             tree_of[0], tree_of[1], tree_of[2]);
+    omp_opts o = {.kernel = "uts", .inputs = inputs};
     omp_bench_parse(kept, rest, &o, usage, variants);
     if (!name)
         name = tree_of[o.input_index];

@@ -2,7 +2,8 @@
  *
  *   herd topo [flags]               the machine, its shepherds, and where each worker goes
  *   herd run [flags] -- PROGRAM ... run PROGRAM under the given settings
- *   herd bench ... | report ...    the benchmark harness (python3 -m herd_bench)
+ *   herd bench ... | report ...    the benchmark harness (python3 -m herd_bench);
+ *   herd bench multiprog ...       its multiprogramming scenarios
  *   herd version | help
  *
  * Every flag is a spelling of one HERD_* environment variable. The tool sets
@@ -78,6 +79,8 @@ static void usage(FILE *out)
             "  version                      print herd's version\n"
             "  help, --help                 print this text\n"
             "  bench [ARGS]                 run the benchmark suite (--help for its flags)\n"
+            "  bench multiprog [ARGS]       paper 003's multiprogramming scenarios: turnaround\n"
+            "                               under each HERD_BIND policy (--help)\n"
             "  report [RESULTS | --trace F] tables, figures and report.md from results;\n"
             "                               a HERD_TRACE timeline PNG\n"
             "\n"

@@ -1,19 +1,28 @@
-"""`python3 -m herd_bench bench|report|table ...`: the harness's commands, which
+"""`python3 -m herd_bench bench|report|table|multiprog ...`: the harness's commands, which
 `herd bench` and `herd report` forward to.
 
   bench   run a suite (quick, full) or a selection by flags; write
           results/bench-<timestamp>/results.{json,csv}, then the report there
+  bench multiprog, or multiprog
+          paper 003's multiprogramming scenarios (herd_bench.multiprog):
+          turnaround times under each HERD_BIND policy, in
+          results/multiprog-<timestamp>/
   report  RESULTS: the tables, the speedup figures and report.md from a
           results folder or file; --trace FILE: a HERD_TRACE timeline PNG
   table   the scheduler comparison of herd's native kernels (bench_table.py)
+  check-inputs BENCH_DIR
+          whether the sizes of suite.py (what the native and oneTBB peers are
+          told) agree with what BENCH_DIR/omp/omp_* --list-inputs print
 """
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import json
 import os
 import random
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
@@ -22,8 +31,8 @@ from . import cli as table_cli
 from .matrix import results_doc, run_matrix, write_results
 from .paper import load, write_report
 from .runner import machine
-from .suite import (INPUTS, RUNTIME_KINDS, Paths, Selection, expand, find_libomp,
-                    parse_kernels, suite)
+from .suite import (INPUTS, KERNELS, RUNTIME_KINDS, Paths, Selection, expand, find_libomp,
+                    input_mismatches, parse_kernels, suite)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -52,7 +61,9 @@ def bench_parser() -> argparse.ArgumentParser:
         description="Run benchmark kernels x runtimes x thread counts x repetitions, in a "
                     "shuffled order, and write the results and the report.",
         epilog="runtimes: " + ", ".join(RUNTIME_KINDS) + "\nkernels: KERNEL[/VARIANT][@INPUT],"
-               "... e.g. fib/nocutoff,sort@small,health")
+               "... e.g. fib/nocutoff,sort@small,health\n\n"
+               "herd bench multiprog [ARGS] runs paper 003's multiprogramming scenarios instead "
+               "(see herd bench multiprog --help)")
     ap.add_argument("--suite", default=None, choices=("quick", "full"),
                     help="a named suite (default quick when no --kernels is given)")
     ap.add_argument("--kernels", default=None, help="kernels (default: the suite's)")
@@ -60,7 +71,8 @@ def bench_parser() -> argparse.ArgumentParser:
                     help="input of --kernels entries without @INPUT (default medium)")
     ap.add_argument("--runtimes", default=None, help="comma-separated runtimes (default all)")
     ap.add_argument("--scheds", default=None,
-                    help="HERD_SCHED values for herd and herd-omp (quick: auto,ws,mts)")
+                    help="HERD_SCHED values for herd and herd-omp (quick: auto,ws,mts; the first "
+                         "at every thread count, the others at all PUs only)")
     ap.add_argument("--threads", default=None,
                     help="comma-separated thread counts (quick: 1 and all PUs)")
     ap.add_argument("--reps", type=int, default=None, help="runs per cell (quick: 2, full: 5)")
@@ -105,10 +117,17 @@ def selection(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[st
     reps = args.reps if args.reps is not None else base.reps
     if reps < 1:
         ap.error("--reps must be at least 1")
-    return name, Selection(kernels, runtimes, scheds, threads, reps)
+    # The suite's side_threads hold unless the thread counts are chosen by hand.
+    side = None if args.threads else base.side_threads
+    if side is not None and not set(side) <= set(threads):
+        side = None
+    return name, Selection(kernels, runtimes, scheds, threads, reps, side_threads=side)
 
 
 def cmd_bench(argv: list[str]) -> int:
+    sub = _subcommand(argv)
+    if sub is not None:
+        return cmd_multiprog(*sub)
     ap = bench_parser()
     args = ap.parse_args(argv)
     name, sel = selection(args, ap)
@@ -153,6 +172,48 @@ def cmd_bench(argv: list[str]) -> int:
     if failed:
         print(f"herd bench: {failed} run(s) FAILED (see the report's Failures)", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _subcommand(argv: list[str]) -> Optional[tuple[Optional[Path], list[str]]]:
+    """`[--herd-exe EXE] multiprog ARGS` -> (EXE, ARGS); anything else: None."""
+    exe: Optional[Path] = None
+    rest = argv
+    if len(rest) >= 2 and rest[0] == "--herd-exe":
+        exe, rest = Path(rest[1]), rest[2:]
+    if rest and rest[0] == "multiprog":
+        return exe, rest[1:]
+    return None
+
+
+def cmd_multiprog(herd_exe: Optional[Path], argv: list[str]) -> int:
+    """Paper 003's scenarios with this build's native kernels; results under
+    the checkout's results/ like herd bench's."""
+    from . import multiprog
+    build, _ = locate(herd_exe, None)
+    out = REPO / "results" / f"multiprog-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    return multiprog.main(argv, bench_dir=build / "bench", out=out)
+
+
+def cmd_check_inputs(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python3 -m herd_bench check-inputs BENCH_DIR", file=sys.stderr)
+        return 2
+    listed: dict[str, object] = {}
+    for k in KERNELS:
+        exe = Path(argv[0]) / "omp" / f"omp_{k}"
+        try:
+            p = subprocess.run([str(exe), "--list-inputs"], capture_output=True, text=True,
+                               timeout=30)
+            listed[k] = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 \
+                else None
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+            listed[k] = None
+    bad = input_mismatches(listed)
+    for line in bad:
+        print(f"check-inputs: {line}", file=sys.stderr)
+    if not bad:
+        print(f"check-inputs: the {len(KERNELS)} kernels in {argv[0]}/omp agree with suite.py")
+    return 1 if bad else 0
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -208,7 +269,12 @@ def main(argv: list[str]) -> int:
         return cmd_report(rest)
     if cmd == "table":
         return table_cli.main(rest)
-    print(f"herd_bench: unknown command {cmd!r} (bench, report, table)", file=sys.stderr)
+    if cmd == "multiprog":
+        return cmd_multiprog(None, rest)
+    if cmd == "check-inputs":
+        return cmd_check_inputs(rest)
+    print(f"herd_bench: unknown command {cmd!r} (bench, report, table, multiprog, check-inputs)",
+          file=sys.stderr)
     return 2
 
 

@@ -12,6 +12,9 @@ Runs herd's benchmark kernels under each scheduler variant and prints:
      machine and on a synthetic topology (default "pack:4 core:8 pu:1" with
      8 workers, oversubscribed on a small machine and never pinned);
   4. the idle cost of a started runtime, and a figure (matplotlib, optional).
+--counters runs only what 3 needs; --summary (./scripts/bench) what 1 and 3
+need: the first scheduler at every worker count, the sequential twins, and
+the other schedulers at the largest worker count only.
 
 Every run is its own process (`--reps 1`), all runs of all configurations
 go in one shuffled order, and a run counts only if it exits 0 with a last
@@ -91,6 +94,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--counters", action="store_true",
                     help="only the counter study: each scheduler at the largest worker count "
                          "and on the topology; no sequential twins, no main table")
+    ap.add_argument("--summary", action="store_true",
+                    help="the main table (the first scheduler at every worker count, the "
+                         "sequential twins, the targets, the idle cost) and the counter study "
+                         "(every scheduler at the largest worker count and on the topology); "
+                         "what ./scripts/bench runs")
     ap.add_argument("--no-plot", action="store_true", help="do not draw the figure")
     ap.add_argument("--report", type=Path, default=None, metavar="RESULTS",
                     help="print the tables (and figure) of a saved results file; run nothing")
@@ -103,6 +111,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = ap.parse_args(argv)
     if args.report is None and args.bindir is None:
         ap.error("--bindir is required (or --report RESULTS)")
+    if args.summary and args.counters:
+        ap.error("--summary and --counters exclude each other (--summary includes the counters)")
     if args.reps is None:
         args.reps = 1 if args.quick else 5
     if args.reps < 1:
@@ -158,7 +168,9 @@ def print_tables(rows: list[Row], scheds: list[Sched], doc: dict[str, Any],
         if idle_line:
             print(idle_line)
     print("\nschedulers on this machine: median s and speedup over the sequential twin "
-          "(seq s / median); FAILED = refused, crashed, timed out or wrong\n")
+          "(seq s / median); FAILED = refused, crashed, timed out or wrong"
+          + ("; - = not run (--summary: every worker count for the first scheduler only)"
+             if doc.get("summary") else "") + "\n")
     print(report.sched_table(rows, scheds, None))
     print(f"\nsteal counters on this machine, {max(workers)} workers: medians over runs of the "
           f"sums over workers; remote = victim in another shepherd; "
@@ -195,6 +207,7 @@ def results_doc(args: argparse.Namespace, configs: list, started: _dt.datetime
             "kernels": list(args.kernel_list), "sort_n": args.sort_n,
             "topology": args.topology, "topology_workers": args.topology_workers,
             "topology_bind": args.topology_bind, "counters_only": args.counters,
+            "summary": args.summary,
             "git": git_commit(repo), "machine": machine(),
             "env": {k: v for k, v in os.environ.items() if k.startswith("HERD_")},
             "configs": [c.to_json() for c in configs], "runs": []}
@@ -238,7 +251,8 @@ def main(argv: list[str]) -> int:
     configs = build_configs(args.worker_list, args.sched_list, large=args.large,
                             kernels=args.kernel_list, sort_n=args.sort_n,
                             topology=args.topology, topology_workers=args.topology_workers,
-                            topology_bind=args.topology_bind, timing=not args.counters)
+                            topology_bind=args.topology_bind, timing=not args.counters,
+                            first_only=args.summary)
     rows = [Row(c) for c in configs]
     order = [(k, rep) for k in range(len(rows)) for rep in range(args.reps)]
     random.Random(args.seed).shuffle(order)

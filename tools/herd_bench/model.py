@@ -229,11 +229,14 @@ def seq_args(kernel: str, args: tuple[str, ...]) -> tuple[str, ...]:
 def build_configs(workers: list[int], scheds: list[Sched], *, large: bool = False,
                   kernels: tuple[str, ...] = KERNELS, sort_n: int = SORT_N,
                   topology: Optional[str] = None, topology_workers: int = 8,
-                  topology_bind: str = "scatter", timing: bool = True) -> list[Config]:
+                  topology_bind: str = "scatter", timing: bool = True,
+                  first_only: bool = False) -> list[Config]:
     """Every configuration to run, in table order.
 
     timing: this machine at every worker count with every scheduler, plus the
     sequential twins; without it (counters only) just the largest worker count.
+    first_only (with timing): every worker count for the first scheduler only
+    (the main table's), the largest for the others (their counters).
     topology: also every scheduler at topology_workers on that synthetic
     machine (never pinned; HERD_BIND=topology_bind decides the model's
     worker-to-shepherd mapping)."""
@@ -242,7 +245,7 @@ def build_configs(workers: list[int], scheds: list[Sched], *, large: bool = Fals
     wlist = workers if timing else [max(workers)]
     for kernel, prob, stem, args, twin, variant in problems(large, kernels, sort_n):
         for s in scheds:
-            for w in wlist:
+            for w in (wlist if not first_only or s == scheds[0] else [max(workers)]):
                 configs.append(Config(kernel, prob, f"{stem} w={w}", BINARY[kernel],
                                       args + ("--workers", str(w)), w, twin, variant, s))
         if timing and twin not in seen_twins:

@@ -1,8 +1,9 @@
 """Multiprogramming scenarios of paper 003, section 3, scaled to this machine.
 
-    python3 -m herd_bench.multiprog [--bench-dir build/release/bench] [--reps 3]
-                                    [--out results/multiprog] [--scenarios 1,2,3]
-                                    [--policies none,static,bll,xll]
+    herd bench multiprog [--bench-dir BUILD/bench] [--reps 3] [--out DIR]
+                         [--scenarios 1,2,3] [--policies none,static,bll,xll]
+                         [--dry-run]
+    (also python3 -m herd_bench multiprog ..., python3 -m herd_bench.multiprog ...)
 
 Each scenario starts several herd benchmark programs (native kernels of
 build/release/bench) at given arrival times, under one HERD_BIND policy at a
@@ -27,7 +28,8 @@ Scaling (the paper ran on 63 usable cores; P below is this machine's PUs):
      xll, herd runs every policy asked for.
 Widths are at least 1. On 2 PUs: 1 worker per program in scenario 1.
 
-Results: <out>/multiprog.json (every run: programs, arrival, turnaround,
+Results (default folder: results/multiprog-<timestamp>, like herd bench's
+results/bench-<timestamp>): <out>/multiprog.json (every run: programs, arrival, turnaround,
 exit status, sampled CPUs), a table on stdout (medians over the
 repetitions), and figures <out>/scenario{1,2,3}.png when matplotlib is
 available. A run counts only if every program exits 0 with a verified
@@ -157,22 +159,43 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="herd bench multiprog", description=__doc__.split("\n")[0])
-    ap.add_argument("--bench-dir", default="build/release/bench", type=Path)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--out", default="results/multiprog", type=Path)
-    ap.add_argument("--scenarios", default="1,2,3")
-    ap.add_argument("--policies", default=",".join(POLICIES))
+def parser(bench_dir: Path, out: Path) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="herd bench multiprog", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__.split("\n")[0] + "\n\n" + __doc__.split("\n\n", 2)[2].strip())
+    ap.add_argument("--bench-dir", default=bench_dir, type=Path,
+                    help="folder holding bench_fib, bench_sort, bench_uts (default %(default)s)")
+    ap.add_argument("--reps", type=int, default=3,
+                    help="repetitions of each (scenario, policy) (default 3)")
+    ap.add_argument("--out", default=out, type=Path,
+                    help="results folder (default %(default)s)")
+    ap.add_argument("--scenarios", default="1,2,3", help="some of 1,2,3 (default all)")
+    ap.add_argument("--policies", default=",".join(POLICIES),
+                    help="HERD_BIND policies to compare (default %(default)s)")
     ap.add_argument("--timeout", type=float, default=120.0, help="per scenario run, seconds")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1, help="seed of the run order")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="print each scenario's programs (arrival, workers, command) and the "
+                         "number of runs; run nothing")
+    return ap
+
+
+def main(argv: list[str] | None = None, bench_dir: Path = Path("build/release/bench"),
+         out: Path | None = None) -> int:
+    """bench_dir, out: the defaults of --bench-dir and --out (herd bench passes
+    its build's bench/ and the checkout's results/)."""
+    if out is None:
+        out = Path("results") / f"multiprog-{time.strftime('%Y%m%d-%H%M%S')}"
+    ap = parser(bench_dir, out)
     a = ap.parse_args(argv)
+    if a.reps < 1:
+        ap.error("--reps must be at least 1")
     policies = [x for x in a.policies.split(",") if x]
+    if not policies:
+        ap.error("--policies needs at least one policy")
     for x in policies:
         if x not in POLICIES:
             ap.error(f"--policies: unknown policy {x!r}; accepted: {', '.join(POLICIES)}")
-    if not (a.bench_dir / "bench_fib").exists():
-        ap.error(f"--bench-dir {a.bench_dir}: no bench_fib there (build the release preset)")
     p = pus()
     table = scenarios(a.bench_dir.resolve(), p)
     wanted = [s for s in a.scenarios.split(",") if s]
@@ -181,6 +204,13 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--scenarios: unknown scenario {s!r}; accepted: 1, 2, 3")
     jobs = [(s, label, pol, rep) for s in wanted for label, _ in table[s] for pol in policies
             for rep in range(a.reps)]
+    if a.dry_run:
+        print(describe(table, wanted, p))
+        print(f"{len(jobs)} scenario runs ({len(policies)} policies x {a.reps} reps per "
+              f"variant); results would go to {a.out}")
+        return 0
+    if not (a.bench_dir / "bench_fib").exists():
+        ap.error(f"--bench-dir {a.bench_dir}: no bench_fib there (build the release preset)")
     random.Random(a.seed).shuffle(jobs)
     a.out.mkdir(parents=True, exist_ok=True)
     runs, failed = [], 0
@@ -194,15 +224,33 @@ def main(argv: list[str] | None = None) -> int:
                      "programs": [vars(r) | {"workers": q.workers, "argv": q.argv}
                                   for r, q in zip(res, programs)]})
         print(f"[{i + 1}/{len(jobs)}] scenario {s} {label} {pol} rep {rep}: "
-              + " ".join(f"{r.name}={r.turnaround:.2f}s" for r in res), flush=True)
+              + " ".join(f"{r.name}={r.turnaround:.2f}s" for r in res)
+              + ("" if ok else "  FAILED"), flush=True)
     meta = {"pus": p, "load": os.getloadavg(), "reps": a.reps, "time": time.time(),
             "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
-                                     text=True).stdout.strip()}
+                                     text=True, cwd=Path(__file__).resolve().parent
+                                     ).stdout.strip()}
     (a.out / "multiprog.json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=1))
     report(runs, policies, a.out)
+    print(f"multiprog: results in {a.out / 'multiprog.json'}")
     if failed:
         print(f"multiprog: {failed} scenario run(s) FAILED", file=sys.stderr)
     return 1 if failed else 0
+
+
+def describe(table: dict[str, list[tuple[str, list[Program]]]], wanted: list[str],
+             p: int) -> str:
+    """The scenarios as they would run on p PUs: one line per program."""
+    lines = [f"multiprog scenarios on {p} PUs:"]
+    for s in wanted:
+        for label, programs in table[s]:
+            lines.append(f"scenario {s}{' ' + label if label else ''}:")
+            for q in programs:
+                lines.append(f"  {q.name:<10} at {q.arrival:4.1f} s, {q.workers} worker"
+                             f"{'' if q.workers == 1 else 's'}: "
+                             + " ".join(Path(q.argv[0]).name if i == 0 else x
+                                        for i, x in enumerate(q.argv)))
+    return "\n".join(lines)
 
 
 def summarise(runs: list[dict]) -> dict:

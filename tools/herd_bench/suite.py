@@ -48,12 +48,16 @@ VARIANTS: dict[str, tuple[str, ...]] = {
 KERNELS = tuple(VARIANTS)
 
 # The sizes bench/omp/*.c give each input, where a native herd or oneTBB peer
-# must be told the same problem explicitly (small, medium, large).
+# must be told the same problem explicitly (small, medium, large). The
+# kernels publish theirs (`omp_<kernel> --list-inputs`); published_inputs()
+# is what they must print, and `python3 -m herd_bench check-inputs BENCH`
+# (CTest harness.inputs_agree) compares the two.
 FIB_N = {"cutoff": (30, 40, 50), "nocutoff": (22, 28, 35)}
 FIB_CUTOFF = 12
 NQUEENS_N = {"cutoff": (10, 13, 14), "nocutoff": (9, 12, 14)}
 NQUEENS_CUTOFF = 3
 SORT_N = (1 << 20, 16 << 20, 128 << 20)
+SORT_CUTOFF = 32768  # bench_sort's default --cutoff as well
 UTS_TREE = ("T1", "T3", "T1L")
 
 RUNTIME_KINDS = ("serial", "libgomp", "libomp", "herd-omp", "herd", "tbb")
@@ -130,10 +134,45 @@ def _version_key(p: str) -> tuple[int, ...]:
     return tuple(digits) or (0,)
 
 
+def published_inputs() -> dict[str, Any]:
+    """kernel -> what `omp_<kernel> --list-inputs` must print as "inputs"
+    (None where the harness keeps no copy of the kernel's sizes)."""
+    def cut_nocut(n: dict[str, tuple[int, ...]], cutoff: int) -> dict[str, Any]:
+        return {"cutoff": {"n": list(n["cutoff"]), "cutoff": cutoff},
+                "nocutoff": {"n": list(n["nocutoff"])}}
+    copies: dict[str, Any] = {
+        "fib": cut_nocut(FIB_N, FIB_CUTOFF),
+        "nqueens": cut_nocut(NQUEENS_N, NQUEENS_CUTOFF),
+        "sort": {"mergesort": {"n": list(SORT_N), "cutoff": SORT_CUTOFF}},
+        "uts": {"tasks": {"tree": list(UTS_TREE)}},
+    }
+    return {k: copies.get(k) for k in KERNELS}
+
+
+def input_mismatches(listed: dict[str, Any]) -> list[str]:
+    """Differences between the kernels' --list-inputs lines (kernel -> the
+    parsed line, or None when it could not be had) and this file's tables."""
+    out: list[str] = []
+    want = published_inputs()
+    for k in KERNELS:
+        got = listed.get(k)
+        if got is None:
+            out.append(f"{k}: omp_{k} --list-inputs gave no JSON line")
+            continue
+        if tuple(got.get("variants") or ()) != VARIANTS[k]:
+            out.append(f"{k}: variants {got.get('variants')} in the kernel, "
+                       f"{list(VARIANTS[k])} in suite.py")
+        if got.get("inputs") != want[k]:
+            out.append(f"{k}: inputs {got.get('inputs')} in the kernel, {want[k]} in suite.py")
+    return out
+
+
 def native_args(kernel: str, variant: str, inp: int) -> Optional[tuple[str, tuple[str, ...]]]:
     """herd's native version: (binary under bench/, args), or None if there is none."""
-    if kernel == "fib" and variant == "nocutoff":
-        return "bench_fib", ("--n", str(FIB_N[variant][inp]), "--shape", "both")
+    if kernel == "fib":
+        # The OpenMP kernel's shape: spawn both children; above the cut-off only.
+        cut = ("--cutoff", str(FIB_CUTOFF)) if variant == "cutoff" else ()
+        return "bench_fib", ("--n", str(FIB_N[variant][inp]), "--shape", "both") + cut
     if kernel == "nqueens":
         n = NQUEENS_N[variant][inp]
         cut = NQUEENS_CUTOFF if variant == "cutoff" else n
@@ -220,18 +259,23 @@ class Selection:
     scheds: tuple[str, ...]
     threads: tuple[int, ...]
     reps: int
+    # Thread counts of every scheduler but the first (None: all of threads).
+    # quick runs the first (auto) at every count and the others where the
+    # comparison is read, at all PUs, so herd-omp's rows fit its budget.
+    side_threads: Optional[tuple[int, ...]] = None
 
 
 def suite(name: str, nproc: int) -> Selection:
     """The named suites. quick: every kernel variant at `medium` (the README's
-    main command; sized for about 10 minutes on 2 cores), all runtimes, 1 and
-    all threads, 2 repetitions (the least that gives a spread), herd under
-    auto, ws and mts. full: medium and
-    large, 1, 2, 4, ... up to all threads, 5 repetitions, every scheduler."""
+    main command; sized for well under 10 minutes on 2 cores with herd-omp),
+    all runtimes, 1 and all threads, 2 repetitions (the least that gives a
+    spread), herd and herd-omp under auto at 1 and all threads and under ws
+    and mts (paper 000's pair) at all threads. full: medium and large, 1, 2,
+    4, ... up to all threads, 5 repetitions, every scheduler at every count."""
     kv = tuple((k, v) for k in KERNELS for v in VARIANTS[k])
     if name == "quick":
         return Selection(tuple((k, v, "medium") for k, v in kv), RUNTIME_KINDS, DEFAULT_SCHEDS,
-                         tuple(sorted({1, nproc})), 2)
+                         tuple(sorted({1, nproc})), 2, side_threads=(nproc,))
     if name == "full":
         ts = sorted({1, nproc} | {2 ** k for k in range(1, 12) if 2 ** k < nproc})
         return Selection(tuple((k, v, i) for k, v in kv for i in ("medium", "large")),
@@ -243,7 +287,7 @@ def suite(name: str, nproc: int) -> Selection:
 def expand(sel: Selection) -> list[Cell]:
     """Every cell of a selection, in table order: per kernel, the serial twin,
     then each runtime (each scheduler) at each thread count. Cells whose
-    runtime has no version of the kernel (herd native fib/cutoff, tbb health)
+    runtime has no version of the kernel (herd native health, tbb health)
     are left out here: the tables show them as `n/a`, which is not a failure."""
     cells: list[Cell] = []
     for k, v, inp in sel.kernels:
@@ -251,8 +295,10 @@ def expand(sel: Selection) -> list[Cell]:
             if rt == "serial":
                 cells.append(Cell(k, v, inp, "serial", None, 0))
                 continue
-            for s in (sel.scheds if rt in ("herd", "herd-omp") else (None,)):
-                for t in sel.threads:
+            scheds = sel.scheds if rt in ("herd", "herd-omp") else (None,)
+            for s in scheds:
+                side = s is not None and s != scheds[0] and sel.side_threads is not None
+                for t in (sel.side_threads if side else sel.threads):
                     c = Cell(k, v, inp, rt, s, t)
                     if has_version(c):
                         cells.append(c)

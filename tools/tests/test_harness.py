@@ -327,3 +327,26 @@ def test_counters_only_runs_largest_worker_count_and_topology(
     assert "main comparison" not in out and "steal counters" in out
     # The fake writes steals 1 per worker: 2 on this machine, 4 on the topology.
     assert cells(out, "sort 4M", "ws")[3] == "2"
+
+
+def test_summary_runs_main_table_and_counters(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """--summary (./scripts/bench): the first scheduler at every worker count
+    with the twin (the main table, the targets), the others at the largest
+    worker count and on the topology (the counters)."""
+    out_json = tmp_path / "r.json"
+    rc = cli.main(["--bindir", str(fake_bindir(tmp_path)), "--kernels", "sort", "--scheds",
+                   "ws,auto", "--workers", "1,2", "--reps", "1", "--summary", "--no-plot",
+                   "--topology-workers", "4", "--sort-n", "1000", "--out", str(out_json)])
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    doc = json.loads(out_json.read_text())
+    got = sorted((r["sched"] or "seq", r["workers"], bool(r["topology"])) for r in doc["runs"])
+    assert got == [("auto", 2, False), ("auto", 4, True), ("seq", 0, False), ("ws", 1, False),
+                   ("ws", 2, False), ("ws", 4, True)]
+    assert "main comparison, scheduler ws" in out and "targets (issue" in out
+    assert "idle runtime: bench_idle not built" in out  # the fake folder has none
+    assert cells(out, "sort    n=1K", "w=2")[3] == "0.0100"  # the fake's seconds
+    assert cells(out, "sort 1K", "auto")[3] == "2"  # counters: 1 steal per worker
+    with pytest.raises(SystemExit):
+        cli.parse_args(["--bindir", str(tmp_path), "--summary", "--counters"])

@@ -18,8 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from herd_bench import __main__ as entry  # noqa: E402
 from herd_bench.matrix import judge, run_matrix, write_results  # noqa: E402
 from herd_bench.paper import Results, load, steals, table2, variability, write_report  # noqa: E402
-from herd_bench.suite import (Cell, Command, Paths, Selection, command, expand,  # noqa: E402
-                              parse_kernels, suite)
+from herd_bench.suite import (VARIANTS, Cell, Command, Paths, Selection, command,  # noqa: E402
+                              expand, input_mismatches, parse_kernels, published_inputs,
+                              suite)
 from herd_bench.timeline import parse as parse_trace  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -49,14 +50,33 @@ def test_quick_suite_expansion() -> None:
     assert all(c.input == "medium" for c in cells)
     serial = [c for c in cells if c.runtime == "serial"]
     assert len(serial) == 14 and all(c.threads == 0 for c in serial)
-    # herd native only where it has a version: fib/nocutoff, nqueens x2, sort, uts.
+    # herd native only where it has a version: fib x2, nqueens x2, sort, uts.
     native = {(c.kernel, c.variant) for c in cells if c.runtime == "herd"}
-    assert native == {("fib", "nocutoff"), ("nqueens", "cutoff"), ("nqueens", "nocutoff"),
-                      ("sort", "mergesort"), ("uts", "tasks")}
+    assert native == {("fib", "cutoff"), ("fib", "nocutoff"), ("nqueens", "cutoff"),
+                      ("nqueens", "nocutoff"), ("sort", "mergesort"), ("uts", "tasks")}
     assert {c.kernel for c in cells if c.runtime == "tbb"} == {"fib", "sort"}
-    # herd-omp: every kernel x 3 schedulers x 2 thread counts.
-    assert len([c for c in cells if c.runtime == "herd-omp"]) == 14 * 3 * 2
+    # herd-omp: every kernel under auto at 1 and 2 threads, ws and mts at 2 only.
+    omp = [c for c in cells if c.runtime == "herd-omp"]
+    assert len(omp) == 14 * (2 + 1 + 1)
+    assert {(c.sched, c.threads) for c in omp} == {("auto", 1), ("auto", 2), ("ws", 2),
+                                                   ("mts", 2)}
+    assert {(c.sched, c.threads) for c in cells if c.runtime == "herd"} == {
+        ("auto", 1), ("auto", 2), ("ws", 2), ("mts", 2)}
     assert len(cells) == len(set(cells))
+    # full: every scheduler at every thread count.
+    full = expand(suite("full", 4))
+    omp_full = [c for c in full if c.runtime == "herd-omp"]
+    assert len(omp_full) == 14 * 2 * 8 * 3  # variants x inputs x schedulers x (1, 2, 4)
+
+
+def test_chosen_threads_apply_to_every_scheduler() -> None:
+    ap = entry.bench_parser()
+    args = ap.parse_args(["--threads", "1,2"])
+    _, sel = entry.selection(args, ap)
+    assert sel.side_threads is None
+    args = ap.parse_args(["--kernels", "fib"])
+    _, sel = entry.selection(args, ap)
+    assert sel.side_threads == (entry._nproc(),)
 
 
 def test_single_thread_count_on_one_pu() -> None:
@@ -80,8 +100,29 @@ def test_commands_per_runtime(tmp_path: Path) -> None:
     nat = command(Cell("nqueens", "nocutoff", "medium", "herd", "ws", 2), paths, libdir)
     assert nat.argv[0].endswith("bench_nqueens")
     assert nat.argv[1:5] == ["--n", "12", "--cutoff", "12"]  # no cut-off: every row a task
+    fib = command(Cell("fib", "cutoff", "medium", "herd", "ws", 2), paths, libdir)
+    assert fib.argv[1:7] == ["--n", "40", "--shape", "both", "--cutoff", "12"]
+    fnc = command(Cell("fib", "nocutoff", "small", "herd", "ws", 2), paths, libdir)
+    assert fnc.argv[1:5] == ["--n", "22", "--shape", "both"] and "--cutoff" not in fnc.argv
     tbb = command(Cell("fib", "cutoff", "medium", "tbb", None, 2), paths, libdir)
     assert tbb.argv[0].endswith("tbb/tbb_fib") and "--cutoff" in tbb.argv
+
+
+def test_input_mismatches() -> None:
+    """What the kernels print with --list-inputs against suite.py's copies."""
+    good = {k: {"kernel": k, "variants": list(VARIANTS[k]), "inputs": v}
+            for k, v in published_inputs().items()}
+    assert input_mismatches(good) == []
+    assert good["fib"]["inputs"]["cutoff"] == {"n": [30, 40, 50], "cutoff": 12}
+    assert good["health"]["inputs"] is None  # no copy kept: nothing to disagree with
+    bad = json.loads(json.dumps(good))
+    bad["sort"]["inputs"]["mergesort"]["n"][1] = 123
+    bad["nqueens"]["variants"] = ["cutoff"]
+    bad["uts"] = None
+    got = input_mismatches(bad)
+    assert len(got) == 3
+    assert got[0].startswith("nqueens: variants") and got[1].startswith("sort: inputs")
+    assert got[2] == "uts: omp_uts --list-inputs gave no JSON line"
 
 
 # -------------------------------------------------------------- judging

@@ -26,3 +26,35 @@ def test_run_once_turnaround_and_failure(tmp_path):
     res = multiprog.run_once([ok, bad], "xll", str(tmp_path / "reg"), 30)
     assert res[0].rc == 0 and res[0].verified and res[0].turnaround >= 0.2  # it slept 0.2 s
     assert res[1].rc == 0 and not res[1].verified
+
+
+def test_bench_multiprog_dispatch_and_dry_run(tmp_path, capsys):
+    """`herd bench multiprog ARGS` reaches multiprog with herd's build/bench as
+    --bench-dir and results/ as the default output; a dry run writes nothing."""
+    from herd_bench import __main__ as entry
+    build = tmp_path / "build"
+    (build / "bench").mkdir(parents=True)
+    exe = build / "herd"
+    assert entry._subcommand(["--herd-exe", str(exe), "multiprog", "--reps", "1"]) == (
+        exe, ["--reps", "1"])
+    assert entry._subcommand(["--herd-exe", str(exe), "--suite", "quick"]) is None
+    rc = entry.main(["bench", "--herd-exe", str(exe), "multiprog", "--dry-run",
+                     "--scenarios", "3", "--policies", "none,xll", "--reps", "2"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "  sort-9     at  2.7 s" in out and str(build / "bench" / "bench_sort") not in out
+    assert "8 scenario runs (2 policies x 2 reps per variant)" in out  # 2 widths x 2 x 2
+    assert "results/multiprog-" in out
+    assert not (tmp_path / "results").exists()
+
+
+def test_multiprog_rejects_bad_arguments(tmp_path):
+    import pytest
+    for bad in (["--policies", "frob"], ["--scenarios", "4"], ["--reps", "0"]):
+        with pytest.raises(SystemExit) as e:
+            multiprog.main(bad + ["--dry-run"], bench_dir=tmp_path, out=tmp_path / "o")
+        assert e.value.code == 2
+    # Without --dry-run, a folder with no kernels is refused before anything runs.
+    with pytest.raises(SystemExit):
+        multiprog.main(["--reps", "1"], bench_dir=tmp_path, out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()
