@@ -185,28 +185,8 @@ static void json_counters(FILE *out, const herd_worker_stats *st) {
             st->failed_steals, st->blocks, st->stacks_allocated, st->busy_ns, st->idle_ns);
 }
 
-/* The names below are the HERD_BIND / HERD_IDLE forms accepted in config.c;
- * both files are updated when a policy is added. */
-static const char *bind_name(herd__bind b) {
-    switch (b) {
-    case HERD__BIND_NONE:
-        return "none";
-    case HERD__BIND_COMPACT:
-        return "compact";
-    case HERD__BIND_SCATTER:
-        return "scatter";
-    case HERD__BIND_NUMA_PRIORITY:
-        return "numa-priority";
-    case HERD__BIND_STATIC:
-        return "static";
-    case HERD__BIND_BLL:
-        return "bll";
-    case HERD__BIND_XLL:
-        return "xll";
-    }
-    return NULL;
-}
-
+/* The HERD_IDLE form accepted in config.c; both files are updated when a
+ * policy is added. (HERD_BIND's names: herd__bind_name.) */
 static const char *idle_name(herd__idle i) {
     switch (i) {
     case HERD__IDLE_ADAPTIVE:
@@ -237,7 +217,7 @@ static void json_settings(FILE *out, const herd__settings *s) {
     fprintf(out, "{\"workers\": %d, \"sched\": ", s->workers);
     herd__json_string(out, s->sched);
     fputs(", \"bind\": ", out);
-    herd__json_string(out, bind_name(s->bind));
+    herd__json_string(out, herd__bind_name(s->bind));
     fputs(", \"topology\": ", out);
     herd__json_string(out, s->topology);
     fputs(", \"shepherd\": ", out);

@@ -77,7 +77,7 @@ const char *herd__topo_level_name(herd__level l)
     return level_names[l];
 }
 
-static const char *bind_name(herd__bind b)
+const char *herd__bind_name(herd__bind b)
 {
     switch (b) {
     case HERD__BIND_NONE:
@@ -365,7 +365,7 @@ int herd__topo_place(const herd__topo *t, herd__bind bind, int nworkers, int *pu
         /* Chosen by each worker as it starts (src/place/mapper.c), not here. */
         return fail(err, errlen, HERD_EINVAL,
                     "binding policy %s is chosen by the workers themselves (src/place/)",
-                    bind_name(bind));
+                    herd__bind_name(bind));
     }
     return fail(err, errlen, HERD_EINVAL,
                 "unknown binding policy %d; accepted: none, compact, scatter, numa-priority",
@@ -441,7 +441,7 @@ static void print_binding(const herd__topo *t, FILE *out, herd__bind bind)
         effect = "modelled machine: threads are never pinned";
     else if (bind == HERD__BIND_NONE)
         effect = "threads float; the PUs below only order shepherds and victims";
-    fprintf(out, "binding: %s (%s)\n", bind_name(bind), effect);
+    fprintf(out, "binding: %s (%s)\n", herd__bind_name(bind), effect);
 }
 
 static void print_workers(const herd__topo *t, FILE *out, herd__level shep, int nworkers,

@@ -63,6 +63,8 @@ int herd__topo_distance(const herd__topo *t, int pu_a, int pu_b);
 /* Parse a level name: pu, core, l2, l3, numa, package, machine. 0 if unknown. */
 herd__level herd__topo_level_parse(const char *name);
 const char *herd__topo_level_name(herd__level l);
+/* The HERD_BIND form of a policy ("compact", "xll", ...); "?" for none. */
+const char *herd__bind_name(herd__bind b);
 
 /* PU (tree-order index) for each of nworkers workers under policy bind.
  * More workers than PUs wrap around. Returns 0 or HERD_EINVAL with err. */
