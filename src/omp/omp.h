@@ -78,6 +78,7 @@ typedef struct omp_ws {
 } __attribute__((aligned(64))) omp_ws;
 
 struct omp_task;
+typedef struct omp_deps omp_deps; /* depend.c */
 
 typedef struct omp_team {
     int nthreads;
@@ -100,6 +101,7 @@ typedef struct omp_task {
     int final;
     int implicit;
     omp_icv icv;
+    omp_deps *deps;      /* dependences of the tasks it created, NULL: none yet */
     /* implicit tasks: worksharing state */
     long ws_next;        /* index of the next construct this member meets */
     omp_ws *ws;          /* the construct it is in */
@@ -136,6 +138,26 @@ void herd__omp_relax(void);
 void herd__omp_word_lock(_Atomic uint32_t *w);
 int herd__omp_word_trylock(_Atomic uint32_t *w);
 void herd__omp_word_unlock(_Atomic uint32_t *w);
+/* task.c: run fn(data) as task `me` (a record on the caller's stack) on
+ * this stack, then wait for its tasks. */
+void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(void *), void *data);
+/* An undeferred task: its data copied (cpyfn) first, then run here. */
+void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
+                              void (*cpyfn)(void *, void *), long size, long align, int final);
+/* A heap copy of a task's data (cpyfn or memcpy); the caller frees it. */
+void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align);
+/* depend.c: a task with dependences (GCC's depend array); deferred ones are
+ * queued once their predecessors complete, undeferred ones wait and run. */
+void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
+                           void (*cpyfn)(void *, void *), long size, long align, int final,
+                           int deferred, void **depend);
+/* Wait for the predecessors named by depend (taskwait depend). */
+void herd__omp_taskwait_depend(omp_task *parent, void **depend);
+/* Wait for every task t created (children and released dependent tasks),
+ * with their descendants. Context: inside a herd task. */
+void herd__omp_wait_tasks(omp_task *t);
+/* Free t's dependence table; t's tasks have all completed. */
+void herd__omp_deps_free(omp_task *t);
 /* unsupported.c */
 void herd__omp_unsupported(const char *what, void *caller) __attribute__((noreturn));
 void herd__omp_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

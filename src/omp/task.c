@@ -41,8 +41,8 @@ static int thread_num_of(const omp_task *parent) {
     return parent->thread_num;
 }
 
-/* Run fn(data) as task `me` on this stack, the caller's record saved. */
-static void run_as(omp_task *me, omp_task *parent, int final, void (*fn)(void *), void *data) {
+void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(void *),
+                        void *data) {
     memset(me, 0, offsetof(omp_task, ws_next));
     me->team = parent->team;
     me->parent = parent;
@@ -53,9 +53,12 @@ static void run_as(omp_task *me, omp_task *parent, int final, void (*fn)(void *)
     herd__omp_cur = me;
     fn(data);
     if (herd__self())
-        herd_wait(); /* our children complete before we do (herd's tasks) */
+        herd__omp_wait_tasks(me); /* our tasks complete before we do (herd's tasks) */
+    herd__omp_deps_free(me);
     herd__omp_cur = prev;
 }
+
+#define run_as herd__omp_run_task
 
 static void task_entry(void *p) {
     task_hdr h;
@@ -123,9 +126,8 @@ static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
 
-/* An undeferred task: runs now, its data copied first. */
-static void run_now(omp_task *parent, void (*fn)(void *), void *data,
-                    void (*cpyfn)(void *, void *), long size, long align, int final) {
+void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
+                              void (*cpyfn)(void *, void *), long size, long align, int final) {
     omp_task me;
     if (!cpyfn) {
         run_as(&me, parent, final, fn, data);
@@ -137,11 +139,22 @@ static void run_now(omp_task *parent, void (*fn)(void *), void *data,
     free(b);
 }
 
+#define run_now herd__omp_run_undeferred
+
+void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align) {
+    void *b = block_new(size, align);
+    if (cpyfn)
+        cpyfn(b, data);
+    else
+        memcpy(b, data, (size_t)size);
+    return b;
+}
+
 OMP_API void GOMP_taskwait(void) {
     if (!herd__self())
         return; /* outside herd every task ran undeferred */
     OMP_SAVE();
-    herd_wait();
+    herd__omp_wait_tasks(omp__saved);
     OMP_RESTORE();
 }
 
@@ -149,18 +162,16 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
                        long arg_size, long arg_align, bool if_clause, unsigned flags,
                        void **depend, int priority, void *detach) {
     (void)priority; /* a hint; herd's schedulers have no priorities */
-    (void)depend;
     if (flags & OMP_TASK_DETACH)
         herd__omp_unsupported("task detach", __builtin_return_address(0));
     OMP_SAVE();
     omp_task *parent = omp__saved;
     int final = (flags & OMP_TASK_FINAL) || parent->final;
-    if (flags & OMP_TASK_DEPEND) {
-        /* Ordering by the strongest rule: every earlier sibling has finished
-         * before a task with dependences starts, and it finishes before the
-         * encountering task goes on (see docs/design/openmp.md). */
-        GOMP_taskwait();
-        run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
+    if ((flags & OMP_TASK_DEPEND) && herd__self() && !parent->final) {
+        /* Outside herd and under a final task every task runs undeferred, in
+         * creation order: the dependences hold without a table. */
+        herd__omp_task_depend(parent, fn, data, cpyfn, arg_size, arg_align, final, if_clause,
+                              depend);
         OMP_RESTORE();
         return;
     }
@@ -172,8 +183,12 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
 }
 
 OMP_API void GOMP_taskwait_depend(void **depend) {
-    (void)depend;
-    GOMP_taskwait(); /* all children: a superset of the named ones */
+    if (!herd__self())
+        return; /* outside herd every task ran undeferred */
+    OMP_SAVE();
+    if (!omp__saved->final)
+        herd__omp_taskwait_depend(omp__saved, depend);
+    OMP_RESTORE();
 }
 
 OMP_API void GOMP_taskyield(void) {
