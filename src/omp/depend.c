@@ -391,8 +391,12 @@ void herd__omp_taskwait_depend(omp_task *parent, void **depend) {
     complete(n);
 }
 
+herd_group *herd__omp_deps_group(omp_deps *d) { return &d->g; }
+
 void herd__omp_wait_tasks(omp_task *t) {
     herd_wait();
+    for (omp_taskgroup *tg = t->tg; tg; tg = tg->prev)
+        herd_group_wait(&tg->g);
     if (t->deps)
         herd_group_wait(&t->deps->g);
 }

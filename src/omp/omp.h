@@ -80,6 +80,13 @@ typedef struct omp_ws {
 struct omp_task;
 typedef struct omp_deps omp_deps; /* depend.c */
 
+/* An open taskgroup of a task (task.c): the tasks it creates meanwhile are
+ * spawned into g, not as its herd children. */
+typedef struct omp_taskgroup {
+    herd_group g;
+    struct omp_taskgroup *prev; /* the enclosing taskgroup of the same task */
+} omp_taskgroup;
+
 typedef struct omp_team {
     int nthreads;
     int level;          /* nesting level of its implicit tasks */
@@ -102,6 +109,7 @@ typedef struct omp_task {
     int implicit;
     omp_icv icv;
     omp_deps *deps;      /* dependences of the tasks it created, NULL: none yet */
+    omp_taskgroup *tg;   /* innermost open taskgroup, NULL: none */
     /* implicit tasks: worksharing state */
     long ws_next;        /* index of the next construct this member meets */
     omp_ws *ws;          /* the construct it is in */
@@ -156,6 +164,8 @@ void herd__omp_taskwait_depend(omp_task *parent, void **depend);
 /* Wait for every task t created (children and released dependent tasks),
  * with their descendants. Context: inside a herd task. */
 void herd__omp_wait_tasks(omp_task *t);
+/* The herd group of d's released tasks. */
+herd_group *herd__omp_deps_group(omp_deps *d);
 /* Free t's dependence table; t's tasks have all completed. */
 void herd__omp_deps_free(omp_task *t);
 /* unsupported.c */

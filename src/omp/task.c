@@ -9,9 +9,11 @@
  * fix-ups that point into the block) lives in a heap block, never moved.
  *
  * A herd task completes after its children, so taskwait (wait for the
- * children) is herd_wait(), and a taskgroup's end waits for at least the
- * tasks of the group: herd_wait() on the encountering task (it also waits
- * for children created before the taskgroup; see the design note). */
+ * children) is herd_wait() (plus the task's open taskgroups and its
+ * dependent tasks: herd__omp_wait_tasks). Tasks created inside a taskgroup
+ * are spawned into the taskgroup's herd group, so its end waits for them
+ * (and, through them, their descendants) and not for the encountering
+ * task's other children. */
 #include "omp/omp.h"
 
 #include <stdlib.h>
@@ -90,6 +92,13 @@ static void *block_new(long size, long align) {
     return b;
 }
 
+/* A herd child of the current task, or a task of its open taskgroup. */
+static int queue(omp_task *parent, const void *arg, size_t len) {
+    if (parent->tg)
+        return herd_group_spawn(&parent->tg->g, task_entry, arg, len);
+    return herd_spawn(task_entry, arg, len);
+}
+
 /* Queue fn on data (copied now) as a child of the current task. */
 static void spawn(omp_task *parent, void (*fn)(void *), void *data,
                   void (*cpyfn)(void *, void *), long size, long align, int final) {
@@ -111,7 +120,7 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
         len += sizeof b;
     }
     memcpy(arg, &h, sizeof h);
-    int rc = herd_spawn(task_entry, arg, len);
+    int rc = queue(parent, arg, len);
     if (rc)
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
@@ -121,7 +130,7 @@ static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), HDR_HEAP | (final ? HDR_FINAL : 0)};
     memcpy(arg, &h, sizeof h);
     memcpy(arg + sizeof h, &b, sizeof b);
-    int rc = herd_spawn(task_entry, arg, sizeof arg);
+    int rc = queue(parent, arg, sizeof arg);
     if (rc)
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
@@ -199,9 +208,32 @@ OMP_API void GOMP_taskyield(void) {
     OMP_RESTORE();
 }
 
-OMP_API void GOMP_taskgroup_start(void) {}
+OMP_API void GOMP_taskgroup_start(void) {
+    omp_task *t = herd__omp_task();
+    omp_taskgroup *tg = malloc(sizeof *tg);
+    if (!tg)
+        herd__omp_fatal("out of memory for a taskgroup");
+    herd_group_init(&tg->g);
+    tg->prev = t->tg;
+    t->tg = tg;
+}
 
-OMP_API void GOMP_taskgroup_end(void) { GOMP_taskwait(); }
+OMP_API void GOMP_taskgroup_end(void) {
+    OMP_SAVE();
+    omp_task *t = omp__saved;
+    omp_taskgroup *tg = t->tg;
+    if (herd__self()) {
+        herd_group_wait(&tg->g);
+        /* Dependent tasks are queued in the task's one dependence group,
+         * wherever they were created: waiting for all of them is a
+         * superset of the taskgroup's (see docs/design/openmp.md). */
+        if (t->deps)
+            herd_group_wait(herd__omp_deps_group(t->deps));
+    }
+    t->tg = tg->prev;
+    free(tg);
+    OMP_RESTORE();
+}
 
 OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
                            long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
@@ -234,6 +266,9 @@ OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *,
     }
     int final = (flags & OMP_TASK_FINAL) || parent->final;
     int deferred = (flags & OMP_TASK_IF) && !parent->final && herd__self();
+    int group = !(flags & OMP_TASK_NOGROUP);
+    if (group)
+        GOMP_taskgroup_start(); /* the implicit taskgroup */
     unsigned long q = n / ntasks, r = n % ntasks, lo = 0;
     for (unsigned long k = 0; k < ntasks; k++) {
         unsigned long cnt = q + (k < r);
@@ -257,7 +292,7 @@ OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *,
         free(b);
         herd__omp_cur = parent;
     }
-    if (!(flags & OMP_TASK_NOGROUP))
-        GOMP_taskwait(); /* the implicit taskgroup */
+    if (group)
+        GOMP_taskgroup_end();
     OMP_RESTORE();
 }

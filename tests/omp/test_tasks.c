@@ -1,7 +1,8 @@
 /* Tasks: fib with a task per call, taskwait, taskgroup, if(0), final,
  * mergeable, untied, priority, taskyield, tied thread identity across
  * waits, depend (in/out/inout/mutexinoutset) against a sequential order and
- * without serialising independent chains,
+ * without serialising independent chains, taskgroup waiting for its own
+ * tasks only,
  * taskloop (grainsize, num_tasks), many tasks in flight, deep recursion. */
 #include "check_omp.h"
 
@@ -120,6 +121,46 @@ static void test_clauses(void) {
         }
 #pragma omp barrier
         CHECK_EQ(total, 50 * n);
+    }
+}
+
+/* A taskgroup's end waits for the group's tasks, not for the encountering
+ * task's earlier children: task `early` spins until a flag that the
+ * encountering task sets only after the taskgroup; were the end to wait for
+ * all children, it would never return (the CTest timeout fails it). */
+static void test_taskgroup_own(void) {
+    int flag = 0, early_done = 0, grouped = 0;
+#pragma omp parallel
+#pragma omp single
+    {
+#pragma omp task shared(flag, early_done)
+        {
+            int f;
+            do {
+#pragma omp taskyield
+#pragma omp atomic read
+                f = flag;
+            } while (!f);
+            early_done = 1;
+        }
+#pragma omp taskgroup
+        {
+#pragma omp task shared(grouped)
+            {
+#pragma omp task shared(grouped)
+                {
+#pragma omp atomic
+                    grouped++;
+                }
+#pragma omp atomic
+                grouped++;
+            }
+        }
+        CHECK_EQ(grouped, 2); /* the group and its descendants */
+#pragma omp atomic write
+        flag = 1;
+#pragma omp taskwait
+        CHECK_EQ(early_done, 1);
     }
 }
 
@@ -312,6 +353,7 @@ int main(void) {
         test_clauses();
         test_depend();
         test_depend_parallel();
+        test_taskgroup_own();
         test_depend_big();
         test_taskloop();
         test_many_deep();
