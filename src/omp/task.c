@@ -54,9 +54,13 @@ void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(vo
     omp_task *prev = herd__omp_cur;
     herd__omp_cur = me;
     fn(data);
-    if (herd__self())
-        herd__omp_wait_tasks(me); /* our tasks complete before we do (herd's tasks) */
-    herd__omp_deps_free(me);
+    if (herd__self()) {
+        herd_wait(); /* our tasks complete before we do (herd's tasks) */
+        if (me->deps)
+            herd__omp_wait_tasks(me); /* and the released dependent ones */
+    }
+    if (me->deps)
+        herd__omp_deps_free(me);
     herd__omp_cur = prev;
 }
 
@@ -96,6 +100,13 @@ static void *block_new(long size, long align) {
 static int queue(omp_task *parent, const void *arg, size_t len) {
     if (parent->tg)
         return herd_group_spawn(&parent->tg->g, task_entry, arg, len);
+    /* A block that fits a deque slot is queued at the slot's full, constant
+     * size (arg is a HERD_ARG_MAX buffer): the inline path then copies it
+     * with a few fixed moves instead of a variable-length copy, which was
+     * the largest single cost of a fine-grain task (perf, fib(30)). The
+     * task reads only the header's size. */
+    if (len <= HERD__SLOT_INLINE_ARG)
+        return herd_spawn(task_entry, arg, HERD__SLOT_INLINE_ARG);
     return herd_spawn(task_entry, arg, len);
 }
 
@@ -107,7 +118,12 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
     size_t len = sizeof h;
     if (!cpyfn && sizeof h + (size_t)size <= HERD_ARG_MAX && align <= 4096) {
         h.size = (uint32_t)size;
-        memcpy(arg + sizeof h, data, (size_t)size);
+        if (size == 16) /* two pointers: the commonest (shared a, and a value) */
+            memcpy(arg + sizeof h, data, 16);
+        else if (size == 8)
+            memcpy(arg + sizeof h, data, 8);
+        else
+            memcpy(arg + sizeof h, data, (size_t)size);
         len += (size_t)size;
     } else {
         void *b = block_new(size, align);
@@ -126,11 +142,11 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
 }
 
 static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align, int final) {
-    unsigned char arg[sizeof(task_hdr) + sizeof b];
+    unsigned char arg[HERD__SLOT_INLINE_ARG] __attribute__((aligned(16))); /* queue() copies a whole slot */
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), HDR_HEAP | (final ? HDR_FINAL : 0)};
     memcpy(arg, &h, sizeof h);
     memcpy(arg + sizeof h, &b, sizeof b);
-    int rc = queue(parent, arg, sizeof arg);
+    int rc = queue(parent, arg, sizeof(task_hdr) + sizeof b);
     if (rc)
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
