@@ -2,9 +2,9 @@
  * the EPCC OpenMP micro-benchmarks): the time of `reps` constructs around a
  * small delay, minus the time of the same delays run alone, per construct.
  * Constructs: parallel, barrier, for (static, dynamic, guided), single,
- * critical, lock, task creation (one task per construct, created by one
- * thread), and a nested parallel (outer x inner, OMP_NUM_THREADS threads
- * outside, NESTED_INNER inside). Each measurement is the median of
+ * critical, lock, task creation (every thread creates tasks), and a
+ * nested parallel (outer x inner: OMP_NUM_THREADS threads outside, the third
+ * argument inside). Each measurement is the median of
  * `outer` repetitions; each checks what its construct did (counts), the
  * sequential twin being the reference loop itself.
  *
@@ -153,13 +153,12 @@ static long c_lock(double *secs) {
     return n;
 }
 
-/* Task creation: one thread creates reps tasks; the others run them. The
- * construct's cost is the region's time over reps, minus one delay. */
+/* Task creation (EPCC's parallel task generation): every thread creates
+ * reps tasks, so each thread has reps delays to run, as in the reference. */
 static long c_task(double *secs) {
     long n = 0;
     double t0 = omp_get_wtime();
-#pragma omp parallel
-#pragma omp single
+#pragma omp parallel shared(n)
     {
         for (int r = 0; r < reps; r++) {
 #pragma omp task shared(n)
@@ -171,7 +170,7 @@ static long c_task(double *secs) {
         }
     }
     *secs = omp_get_wtime() - t0;
-    return n;
+    return n / omp_get_max_threads();
 }
 
 /* Nested: an outer team of the default size, each member an inner team.
