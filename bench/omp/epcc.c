@@ -182,13 +182,11 @@ static long c_nested(double *secs) {
     for (int r = 0; r < reps; r++) {
 #pragma omp parallel reduction(+ : n)
         {
-            if (omp_get_thread_num() == 0)
-                outer_size = omp_get_num_threads();
+            if (omp_get_thread_num() == 0) outer_size = omp_get_num_threads();
 #pragma omp parallel num_threads(inner_threads) reduction(+ : n)
             {
                 delay(delay_len);
-                if (omp_get_thread_num() == 0)
-                    n++;
+                if (omp_get_thread_num() == 0) n++;
             }
         }
     }
@@ -202,12 +200,9 @@ typedef struct bench {
 } bench;
 
 int main(int argc, char **argv) {
-    if (argc > 1)
-        reps = atoi(argv[1]);
-    if (argc > 2)
-        outer = atoi(argv[2]);
-    if (argc > 3)
-        inner_threads = atoi(argv[3]);
+    if (argc > 1) reps = atoi(argv[1]);
+    if (argc > 2) outer = atoi(argv[2]);
+    if (argc > 3) inner_threads = atoi(argv[3]);
     if (reps < 1 || outer < 1 || outer > 99 || inner_threads < 1) {
         fprintf(stderr, "usage: epcc [reps] [outer <= 99] [inner threads]\n");
         return 2;
@@ -215,9 +210,15 @@ int main(int argc, char **argv) {
     const char *json = getenv("EPCC_JSON");
     int as_json = json && strcmp(json, "1") == 0;
     static const bench benches[] = {
-        {"parallel", c_parallel},     {"barrier", c_barrier},   {"for_static", c_for_static},
-        {"for_dynamic", c_for_dynamic}, {"for_guided", c_for_guided}, {"single", c_single},
-        {"critical", c_critical},     {"lock", c_lock},         {"task", c_task},
+        {"parallel", c_parallel},
+        {"barrier", c_barrier},
+        {"for_static", c_for_static},
+        {"for_dynamic", c_for_dynamic},
+        {"for_guided", c_for_guided},
+        {"single", c_single},
+        {"critical", c_critical},
+        {"lock", c_lock},
+        {"task", c_task},
         {"nested", c_nested},
     };
     omp_set_max_active_levels(2);
@@ -231,8 +232,7 @@ int main(int argc, char **argv) {
     for (size_t b = 0; b < sizeof benches / sizeof *benches; b++) {
         for (int o = 0; o < outer; o++) {
             long got = benches[b].fn(&t[o]);
-            if (got != reps)
-                fail(benches[b].name, got, reps);
+            if (got != reps) fail(benches[b].name, got, reps);
         }
         double us = median(t, outer) / reps * 1e6 - ref_us;
         char threads[32];
@@ -241,7 +241,8 @@ int main(int argc, char **argv) {
         else
             snprintf(threads, sizeof threads, "%d", T);
         if (as_json)
-            printf("{\"construct\":\"%s\",\"threads\":\"%s\",\"overhead_us\":%.4f,\"delay_us\":%.4f}\n",
+            printf("{\"construct\":\"%s\",\"threads\":\"%s\",\"overhead_us\":%.4f,\"delay_us\":%."
+                   "4f}\n",
                    benches[b].name, threads, us, ref_us);
         else
             printf("%-12s %8s %12.3f\n", benches[b].name, threads, us);

@@ -55,29 +55,29 @@ typedef struct dep_edge {
 #define CLOSED ((dep_edge *)(uintptr_t)1)
 
 struct dep_node {
-    _Atomic int64_t npred;      /* unmet predecessors (+1 hold during creation) */
-    _Atomic(dep_edge *) succ;   /* successors; CLOSED once complete (D2) */
-    _Atomic int refs;           /* table entries + 1 until complete */
-    omp_deps *deps;             /* the creator's table */
+    _Atomic int64_t npred;    /* unmet predecessors (+1 hold during creation) */
+    _Atomic(dep_edge *) succ; /* successors; CLOSED once complete (D2) */
+    _Atomic int refs;         /* table entries + 1 until complete */
+    omp_deps *deps;           /* the creator's table */
     omp_task *parent;
     void (*fn)(void *);
-    void *data;                 /* heap block (deferred tasks) */
+    void *data; /* heap block (deferred tasks) */
     int final;
-    int waiter;                 /* released by filling `feb` */
+    int waiter; /* released by filling `feb` */
     uint64_t feb;
 };
 
 typedef struct dep_entry {
-    void *addr;                 /* NULL: free slot */
-    dep_node *out;              /* last writer */
-    dep_node **ins;             /* readers since it */
+    void *addr;     /* NULL: free slot */
+    dep_node *out;  /* last writer */
+    dep_node **ins; /* readers since it */
     int nin, capin;
 } dep_entry;
 
 struct omp_deps {
-    herd_group g;               /* released deferred tasks */
+    herd_group g; /* released deferred tasks */
     dep_entry *tab;
-    size_t cap, used;           /* open addressing, cap a power of 2 */
+    size_t cap, used; /* open addressing, cap a power of 2 */
 };
 
 /* Kinds as GCC passes them in depobj records (gomp-constants.h). */
@@ -85,15 +85,13 @@ enum { DEP_IN = 1, DEP_OUT = 2, DEP_INOUT = 3, DEP_MUTEXINOUTSET = 4, DEP_INOUTS
 
 static void *xmalloc(size_t n) {
     void *p = malloc(n);
-    if (!p)
-        herd__omp_fatal("out of memory for task dependences");
+    if (!p) herd__omp_fatal("out of memory for task dependences");
     return p;
 }
 
 static void unref(dep_node *n) {
     /* ORDER: acq_rel; the last reference sees every other holder's writes. */
-    if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1)
-        free(n);
+    if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1) free(n);
 }
 
 static int done(dep_node *n) {
@@ -113,8 +111,7 @@ static size_t hash(const void *a) {
 static dep_entry *slot(omp_deps *d, void *addr) {
     size_t m = d->cap - 1;
     for (size_t i = hash(addr) & m;; i = (i + 1) & m)
-        if (d->tab[i].addr == addr || !d->tab[i].addr)
-            return &d->tab[i];
+        if (d->tab[i].addr == addr || !d->tab[i].addr) return &d->tab[i];
 }
 
 static void grow(omp_deps *d) {
@@ -122,17 +119,14 @@ static void grow(omp_deps *d) {
     size_t oldcap = d->cap;
     d->cap = oldcap ? oldcap * 2 : 64;
     d->tab = calloc(d->cap, sizeof *d->tab);
-    if (!d->tab)
-        herd__omp_fatal("out of memory for task dependences");
+    if (!d->tab) herd__omp_fatal("out of memory for task dependences");
     for (size_t i = 0; i < oldcap; i++)
-        if (old[i].addr)
-            *slot(d, old[i].addr) = old[i];
+        if (old[i].addr) *slot(d, old[i].addr) = old[i];
     free(old);
 }
 
 static dep_entry *entry(omp_deps *d, void *addr) {
-    if ((d->used + 1) * 4 > d->cap * 3)
-        grow(d);
+    if ((d->used + 1) * 4 > d->cap * 3) grow(d);
     dep_entry *e = slot(d, addr);
     if (!e->addr) {
         e->addr = addr;
@@ -155,11 +149,9 @@ static omp_deps *deps_of(omp_task *parent) {
 
 /* D1: pred -> succ, unless pred has completed. */
 static void add_edge(dep_node *pred, dep_node *succ) {
-    if (!pred || pred == succ)
-        return;
+    if (!pred || pred == succ) return;
     dep_edge *head = atomic_load_explicit(&pred->succ, memory_order_acquire);
-    if (head == CLOSED)
-        return;
+    if (head == CLOSED) return;
     dep_edge *e = xmalloc(sizeof *e);
     e->succ = succ;
     /* ORDER: relaxed; the creator's hold keeps npred above zero until D3,
@@ -188,8 +180,7 @@ static void release(dep_node *n) {
         return;
     }
     int rc = herd_group_spawn(&n->deps->g, task_body, &n, sizeof n);
-    if (rc)
-        herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
+    if (rc) herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
 
 /* D2: n has completed; release the successors whose last predecessor it was. */
@@ -203,8 +194,7 @@ static void complete(dep_node *n) {
         free(e);
         /* ORDER: acq_rel; the decrement that reaches zero has seen every
          * predecessor's writes (each released them here) before it queues s. */
-        if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) == 1)
-            release(s);
+        if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) == 1) release(s);
         e = next;
     }
     unref(n);
@@ -263,8 +253,7 @@ static void decode(void **depend, dep_list *l) {
 
 /* The predecessors of a task with dependences l, as edges to n (D1). */
 static void link_preds(omp_deps *d, dep_list *l, dep_node *n) {
-    if (!d->cap)
-        grow(d);
+    if (!d->cap) grow(d);
     for (int i = 0; i < l->n; i++) {
         dep_entry *e = entry(d, l->addr[i]);
         if (!l->out[i] || !e->nin) {
@@ -285,25 +274,20 @@ static void hold(dep_node *n) {
 /* Record n as the latest writer or reader of its addresses. */
 static void record(omp_deps *d, dep_list *l, dep_node *n) {
     for (int i = 0; i < l->n; i++) { /* writers first: a reader of the same address is moot */
-        if (!l->out[i])
-            continue;
+        if (!l->out[i]) continue;
         dep_entry *e = entry(d, l->addr[i]);
-        if (e->out == n)
-            continue;
+        if (e->out == n) continue;
         for (int k = 0; k < e->nin; k++)
             unref(e->ins[k]);
         e->nin = 0;
-        if (e->out)
-            unref(e->out);
+        if (e->out) unref(e->out);
         hold(n);
         e->out = n;
     }
     for (int i = 0; i < l->n; i++) {
-        if (l->out[i])
-            continue;
+        if (l->out[i]) continue;
         dep_entry *e = entry(d, l->addr[i]);
-        if (e->out == n || (e->nin && e->ins[e->nin - 1] == n))
-            continue;
+        if (e->out == n || (e->nin && e->ins[e->nin - 1] == n)) continue;
         int keep = 0; /* drop readers that are done: a long run of readers stays short */
         for (int k = 0; k < e->nin; k++) {
             if (done(e->ins[k]))
@@ -315,8 +299,7 @@ static void record(omp_deps *d, dep_list *l, dep_node *n) {
         if (e->nin == e->capin) {
             e->capin = e->capin ? e->capin * 2 : 4;
             e->ins = realloc(e->ins, (size_t)e->capin * sizeof *e->ins);
-            if (!e->ins)
-                herd__omp_fatal("out of memory for task dependences");
+            if (!e->ins) herd__omp_fatal("out of memory for task dependences");
         }
         hold(n);
         e->ins[e->nin++] = n;
@@ -328,7 +311,7 @@ static dep_node *node_new(omp_deps *d, omp_task *parent) {
     memset(n, 0, sizeof *n);
     atomic_init(&n->npred, 1); /* the creator's hold, dropped at D3 */
     atomic_init(&n->succ, NULL);
-    atomic_init(&n->refs, 1);  /* until complete */
+    atomic_init(&n->refs, 1); /* until complete */
     n->deps = d;
     n->parent = parent;
     return n;
@@ -342,8 +325,7 @@ static int drop_hold(dep_node *n) {
 
 static void wait_released(dep_node *n) {
     uint64_t v;
-    if (herd_feb_readFF(&n->feb, &v))
-        herd__omp_fatal("cannot wait for a task's dependences");
+    if (herd_feb_readFF(&n->feb, &v)) herd__omp_fatal("cannot wait for a task's dependences");
 }
 
 void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
@@ -365,10 +347,8 @@ void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
     record(d, &l, n);
     free(l.addr);
     free(l.out);
-    if (drop_hold(n))
-        release(n);
-    if (deferred)
-        return;
+    if (drop_hold(n)) release(n);
+    if (deferred) return;
     wait_released(n);
     herd__omp_run_undeferred(parent, fn, data, cpyfn, size, align, final);
     complete(n);
@@ -380,37 +360,33 @@ void herd__omp_taskwait_depend(omp_task *parent, void **depend) {
     decode(depend, &l);
     dep_node *n = node_new(d, parent);
     n->waiter = 1;
-    if (herd_feb_empty(&n->feb))
-        herd__omp_fatal("cannot wait for a task's dependences");
+    if (herd_feb_empty(&n->feb)) herd__omp_fatal("cannot wait for a task's dependences");
     link_preds(d, &l, n); /* not recorded: later tasks do not wait for a taskwait */
     free(l.addr);
     free(l.out);
-    if (drop_hold(n))
-        release(n);
+    if (drop_hold(n)) release(n);
     wait_released(n);
     complete(n);
 }
 
-herd_group *herd__omp_deps_group(omp_deps *d) { return &d->g; }
+herd_group *herd__omp_deps_group(omp_deps *d) {
+    return &d->g;
+}
 
 void herd__omp_wait_tasks(omp_task *t) {
     herd_wait();
     for (omp_taskgroup *tg = t->tg; tg; tg = tg->prev)
         herd_group_wait(&tg->g);
-    if (t->deps)
-        herd_group_wait(&t->deps->g);
+    if (t->deps) herd_group_wait(&t->deps->g);
 }
 
 void herd__omp_deps_free(omp_task *t) {
     omp_deps *d = t->deps;
-    if (!d)
-        return;
+    if (!d) return;
     for (size_t i = 0; i < d->cap; i++) {
         dep_entry *e = &d->tab[i];
-        if (!e->addr)
-            continue;
-        if (e->out)
-            unref(e->out);
+        if (!e->addr) continue;
+        if (e->out) unref(e->out);
         for (int k = 0; k < e->nin; k++)
             unref(e->ins[k]);
         free(e->ins);

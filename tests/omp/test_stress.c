@@ -28,13 +28,11 @@ static void test_in_flight(void) {
     }
     CHECK_EQ(created, N);
     for (int i = 0; i < N; i++)
-        if (seen[i] != 1)
-            CHECK_EQ(seen[i], 1);
+        if (seen[i] != 1) CHECK_EQ(seen[i], 1);
 }
 
 static long chain(int d) {
-    if (d == 0)
-        return 0;
+    if (d == 0) return 0;
     long r;
 #pragma omp task shared(r)
     r = chain(d - 1);
@@ -75,7 +73,9 @@ static void test_nested_tasks(void) {
 
 #define CELLS 256
 #define TASKS 50000
-static unsigned long mix(unsigned long x, unsigned long y) { return x * 31 + y + 7; }
+static unsigned long mix(unsigned long x, unsigned long y) {
+    return x * 31 + y + 7;
+}
 
 static void test_dag(void) {
     static unsigned long par[CELLS], seq[CELLS];
