@@ -120,7 +120,12 @@ typedef struct omp_task {
 } omp_task;
 
 extern __thread omp_task *herd__omp_cur __attribute__((tls_model("initial-exec")));
-omp_task *herd__omp_task(void); /* the current task (the thread's initial task outside regions) */
+omp_task *herd__omp_task_slow(void);
+/* The current task (the thread's initial task outside regions). */
+static inline omp_task *herd__omp_task(void) {
+    omp_task *t = herd__omp_cur;
+    return __builtin_expect(t != NULL, 1) ? t : herd__omp_task_slow();
+}
 
 #define OMP_SAVE() omp_task *omp__saved = herd__omp_task()
 #define OMP_RESTORE() (herd__omp_cur = omp__saved)

@@ -36,7 +36,8 @@ static int thread_num_of(const omp_task *parent) {
     if (team && team->outer) {
         /* Outermost team: member i runs on worker i; a task stolen by a
          * worker of the team reports that worker. */
-        int w = herd_worker_id();
+        herd__worker *self = herd__self();
+        int w = self ? self->id : -1;
         if (w >= 0 && w < team->nthreads)
             return w;
     }
@@ -179,7 +180,10 @@ OMP_API void GOMP_taskwait(void) {
     if (!herd__self())
         return; /* outside herd every task ran undeferred */
     OMP_SAVE();
-    herd__omp_wait_tasks(omp__saved);
+    if (omp__saved->tg || omp__saved->deps)
+        herd__omp_wait_tasks(omp__saved);
+    else
+        herd_wait(); /* herd children only: the common case, inline */
     OMP_RESTORE();
 }
 

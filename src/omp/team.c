@@ -28,10 +28,7 @@ static void ensure_init(void) { pthread_once(&init_once, herd__omp_init); }
 
 __attribute__((constructor)) static void omp_ctor(void) { ensure_init(); }
 
-omp_task *herd__omp_task(void) {
-    omp_task *t = herd__omp_cur;
-    if (__builtin_expect(t != NULL, 1))
-        return t;
+omp_task *herd__omp_task_slow(void) {
     ensure_init();
     memset(&initial_task, 0, sizeof initial_task);
     initial_task.icv = herd__omp_g.icv;
