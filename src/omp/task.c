@@ -111,9 +111,41 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
     return herd_spawn(task_entry, arg, len);
 }
 
+/* The common small task (no copy function, header and data fit a slot, no
+ * open taskgroup): header and data written straight into the deque slot,
+ * 8 bytes at a time, as GCC's caller stored the data. 0 when it cannot. */
+static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data, long size,
+                         long align, int final) {
+    if (parent->tg || size < 0 || sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG ||
+        (size & 7) || align > 8)
+        return 0;
+    herd__slot *s = herd__spawn_reserve();
+    if (!s)
+        return 0;
+    /* The header as three 8-byte words (size, align and flags packed as
+     * task_hdr lays them out on a little-endian machine): built in
+     * registers, not staged in a struct whose narrow stores an 8-byte load
+     * would wait for. */
+    _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+                       offsetof(task_hdr, size) == 16 && offsetof(task_hdr, align) == 20 &&
+                       offsetof(task_hdr, flags) == 22,
+                   "the packed header word");
+    uint64_t w = (uint64_t)(uint32_t)size | (uint64_t)(align < 1 ? 1 : align) << 32 |
+                 (uint64_t)(final ? HDR_FINAL : 0) << 48;
+    memcpy(s->arg, &fn, 8);
+    memcpy(s->arg + 8, &parent, 8);
+    memcpy(s->arg + 16, &w, 8);
+    for (long i = 0; i < size; i += 8)
+        memcpy(s->arg + sizeof(task_hdr) + i, (const char *)data + i, 8);
+    herd__spawn_commit(task_entry, sizeof(task_hdr) + (size_t)size);
+    return 1;
+}
+
 /* Queue fn on data (copied now) as a child of the current task. */
 static void spawn(omp_task *parent, void (*fn)(void *), void *data,
                   void (*cpyfn)(void *, void *), long size, long align, int final) {
+    if (!cpyfn && spawn_in_slot(parent, fn, data, size, align, final))
+        return;
     unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), final ? HDR_FINAL : 0};
     size_t len = sizeof h;
