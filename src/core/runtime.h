@@ -264,6 +264,30 @@ static inline herd__worker *herd__self(void) { return (herd__worker *)(void *)he
 
 uint64_t herd__now_ns(void);
 
+/* herd_spawn's inline path (S1, split-deque.md) in two halves, for a caller
+ * that builds the argument in place (no staging copy, whose mixed-width
+ * stores and loads stall store forwarding): herd__spawn_reserve answers the
+ * slot whose arg[HERD__SLOT_INLINE_ARG] the caller fills, or NULL when the
+ * caller must take herd_spawn instead; herd__spawn_commit(fn, size) then
+ * queues it as a child of the running task. Owner only, nothing between. */
+static inline __attribute__((always_inline)) herd__slot *herd__spawn_reserve(void) {
+    herd__hot *h = herd__tls;
+    if (__builtin_expect(!h || !h->frame || h->q.head >= h->spawn_limit, 0))
+        return NULL;
+    return &h->q.slots[h->q.head];
+}
+
+static inline __attribute__((always_inline)) void herd__spawn_commit(herd_fn fn, size_t size) {
+    herd__hot *h = herd__tls;
+    herd__slot_set(&h->q.slots[h->q.head], fn, &h->frame->join, HERD__KIND_TASK, size);
+    h->q.head++;
+    h->frame->nspawned++;
+    herd__count(&h->spawned);
+    /* ORDER: relaxed; a late view only delays publication (S3). */
+    if (__builtin_expect(__atomic_load_n(&h->q.split_req, __ATOMIC_RELAXED) != 0, 0))
+        herd__publish_slow();
+}
+
 /* core/task.c */
 void herd__run_root(herd__worker *w, herd__taskcopy *t);
 

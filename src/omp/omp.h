@@ -78,6 +78,14 @@ typedef struct omp_ws {
 } __attribute__((aligned(64))) omp_ws;
 
 struct omp_task;
+typedef struct omp_deps omp_deps; /* depend.c */
+
+/* An open taskgroup of a task (task.c): the tasks it creates meanwhile are
+ * spawned into g, not as its herd children. */
+typedef struct omp_taskgroup {
+    herd_group g;
+    struct omp_taskgroup *prev; /* the enclosing taskgroup of the same task */
+} omp_taskgroup;
 
 typedef struct omp_team {
     int nthreads;
@@ -100,6 +108,8 @@ typedef struct omp_task {
     int final;
     int implicit;
     omp_icv icv;
+    omp_deps *deps;      /* dependences of the tasks it created, NULL: none yet */
+    omp_taskgroup *tg;   /* innermost open taskgroup, NULL: none */
     /* implicit tasks: worksharing state */
     long ws_next;        /* index of the next construct this member meets */
     omp_ws *ws;          /* the construct it is in */
@@ -110,7 +120,12 @@ typedef struct omp_task {
 } omp_task;
 
 extern __thread omp_task *herd__omp_cur __attribute__((tls_model("initial-exec")));
-omp_task *herd__omp_task(void); /* the current task (the thread's initial task outside regions) */
+omp_task *herd__omp_task_slow(void);
+/* The current task (the thread's initial task outside regions). */
+static inline omp_task *herd__omp_task(void) {
+    omp_task *t = herd__omp_cur;
+    return __builtin_expect(t != NULL, 1) ? t : herd__omp_task_slow();
+}
 
 #define OMP_SAVE() omp_task *omp__saved = herd__omp_task()
 #define OMP_RESTORE() (herd__omp_cur = omp__saved)
@@ -136,6 +151,28 @@ void herd__omp_relax(void);
 void herd__omp_word_lock(_Atomic uint32_t *w);
 int herd__omp_word_trylock(_Atomic uint32_t *w);
 void herd__omp_word_unlock(_Atomic uint32_t *w);
+/* task.c: run fn(data) as task `me` (a record on the caller's stack) on
+ * this stack, then wait for its tasks. */
+void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(void *), void *data);
+/* An undeferred task: its data copied (cpyfn) first, then run here. */
+void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
+                              void (*cpyfn)(void *, void *), long size, long align, int final);
+/* A heap copy of a task's data (cpyfn or memcpy); the caller frees it. */
+void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align);
+/* depend.c: a task with dependences (GCC's depend array); deferred ones are
+ * queued once their predecessors complete, undeferred ones wait and run. */
+void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
+                           void (*cpyfn)(void *, void *), long size, long align, int final,
+                           int deferred, void **depend);
+/* Wait for the predecessors named by depend (taskwait depend). */
+void herd__omp_taskwait_depend(omp_task *parent, void **depend);
+/* Wait for every task t created (children and released dependent tasks),
+ * with their descendants. Context: inside a herd task. */
+void herd__omp_wait_tasks(omp_task *t);
+/* The herd group of d's released tasks. */
+herd_group *herd__omp_deps_group(omp_deps *d);
+/* Free t's dependence table; t's tasks have all completed. */
+void herd__omp_deps_free(omp_task *t);
 /* unsupported.c */
 void herd__omp_unsupported(const char *what, void *caller) __attribute__((noreturn));
 void herd__omp_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

@@ -9,9 +9,11 @@
  * fix-ups that point into the block) lives in a heap block, never moved.
  *
  * A herd task completes after its children, so taskwait (wait for the
- * children) is herd_wait(), and a taskgroup's end waits for at least the
- * tasks of the group: herd_wait() on the encountering task (it also waits
- * for children created before the taskgroup; see the design note). */
+ * children) is herd_wait() (plus the task's open taskgroups and its
+ * dependent tasks: herd__omp_wait_tasks). Tasks created inside a taskgroup
+ * are spawned into the taskgroup's herd group, so its end waits for them
+ * (and, through them, their descendants) and not for the encountering
+ * task's other children. */
 #include "omp/omp.h"
 
 #include <stdlib.h>
@@ -34,15 +36,16 @@ static int thread_num_of(const omp_task *parent) {
     if (team && team->outer) {
         /* Outermost team: member i runs on worker i; a task stolen by a
          * worker of the team reports that worker. */
-        int w = herd_worker_id();
+        herd__worker *self = herd__self();
+        int w = self ? self->id : -1;
         if (w >= 0 && w < team->nthreads)
             return w;
     }
     return parent->thread_num;
 }
 
-/* Run fn(data) as task `me` on this stack, the caller's record saved. */
-static void run_as(omp_task *me, omp_task *parent, int final, void (*fn)(void *), void *data) {
+void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(void *),
+                        void *data) {
     memset(me, 0, offsetof(omp_task, ws_next));
     me->team = parent->team;
     me->parent = parent;
@@ -52,10 +55,17 @@ static void run_as(omp_task *me, omp_task *parent, int final, void (*fn)(void *)
     omp_task *prev = herd__omp_cur;
     herd__omp_cur = me;
     fn(data);
-    if (herd__self())
-        herd_wait(); /* our children complete before we do (herd's tasks) */
+    if (herd__self()) {
+        herd_wait(); /* our tasks complete before we do (herd's tasks) */
+        if (me->deps)
+            herd__omp_wait_tasks(me); /* and the released dependent ones */
+    }
+    if (me->deps)
+        herd__omp_deps_free(me);
     herd__omp_cur = prev;
 }
+
+#define run_as herd__omp_run_task
 
 static void task_entry(void *p) {
     task_hdr h;
@@ -87,15 +97,66 @@ static void *block_new(long size, long align) {
     return b;
 }
 
+/* A herd child of the current task, or a task of its open taskgroup. */
+static int queue(omp_task *parent, const void *arg, size_t len) {
+    if (parent->tg)
+        return herd_group_spawn(&parent->tg->g, task_entry, arg, len);
+    /* A block that fits a deque slot is queued at the slot's full, constant
+     * size (arg is a HERD_ARG_MAX buffer): the inline path then copies it
+     * with a few fixed moves instead of a variable-length copy, which was
+     * the largest single cost of a fine-grain task (perf, fib(30)). The
+     * task reads only the header's size. */
+    if (len <= HERD__SLOT_INLINE_ARG)
+        return herd_spawn(task_entry, arg, HERD__SLOT_INLINE_ARG);
+    return herd_spawn(task_entry, arg, len);
+}
+
+/* The common small task (no copy function, header and data fit a slot, no
+ * open taskgroup): header and data written straight into the deque slot,
+ * 8 bytes at a time, as GCC's caller stored the data. 0 when it cannot. */
+static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data, long size,
+                         long align, int final) {
+    if (parent->tg || size < 0 || sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG ||
+        (size & 7) || align > 8)
+        return 0;
+    herd__slot *s = herd__spawn_reserve();
+    if (!s)
+        return 0;
+    /* The header as three 8-byte words (size, align and flags packed as
+     * task_hdr lays them out on a little-endian machine): built in
+     * registers, not staged in a struct whose narrow stores an 8-byte load
+     * would wait for. */
+    _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+                       offsetof(task_hdr, size) == 16 && offsetof(task_hdr, align) == 20 &&
+                       offsetof(task_hdr, flags) == 22,
+                   "the packed header word");
+    uint64_t w = (uint64_t)(uint32_t)size | (uint64_t)(align < 1 ? 1 : align) << 32 |
+                 (uint64_t)(final ? HDR_FINAL : 0) << 48;
+    memcpy(s->arg, &fn, 8);
+    memcpy(s->arg + 8, &parent, 8);
+    memcpy(s->arg + 16, &w, 8);
+    for (long i = 0; i < size; i += 8)
+        memcpy(s->arg + sizeof(task_hdr) + i, (const char *)data + i, 8);
+    herd__spawn_commit(task_entry, sizeof(task_hdr) + (size_t)size);
+    return 1;
+}
+
 /* Queue fn on data (copied now) as a child of the current task. */
 static void spawn(omp_task *parent, void (*fn)(void *), void *data,
                   void (*cpyfn)(void *, void *), long size, long align, int final) {
+    if (!cpyfn && spawn_in_slot(parent, fn, data, size, align, final))
+        return;
     unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), final ? HDR_FINAL : 0};
     size_t len = sizeof h;
     if (!cpyfn && sizeof h + (size_t)size <= HERD_ARG_MAX && align <= 4096) {
         h.size = (uint32_t)size;
-        memcpy(arg + sizeof h, data, (size_t)size);
+        if (size == 16) /* two pointers: the commonest (shared a, and a value) */
+            memcpy(arg + sizeof h, data, 16);
+        else if (size == 8)
+            memcpy(arg + sizeof h, data, 8);
+        else
+            memcpy(arg + sizeof h, data, (size_t)size);
         len += (size_t)size;
     } else {
         void *b = block_new(size, align);
@@ -108,24 +169,23 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
         len += sizeof b;
     }
     memcpy(arg, &h, sizeof h);
-    int rc = herd_spawn(task_entry, arg, len);
+    int rc = queue(parent, arg, len);
     if (rc)
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
 
 static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align, int final) {
-    unsigned char arg[sizeof(task_hdr) + sizeof b];
+    unsigned char arg[HERD__SLOT_INLINE_ARG] __attribute__((aligned(16))); /* queue() copies a whole slot */
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), HDR_HEAP | (final ? HDR_FINAL : 0)};
     memcpy(arg, &h, sizeof h);
     memcpy(arg + sizeof h, &b, sizeof b);
-    int rc = herd_spawn(task_entry, arg, sizeof arg);
+    int rc = queue(parent, arg, sizeof(task_hdr) + sizeof b);
     if (rc)
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
 
-/* An undeferred task: runs now, its data copied first. */
-static void run_now(omp_task *parent, void (*fn)(void *), void *data,
-                    void (*cpyfn)(void *, void *), long size, long align, int final) {
+void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
+                              void (*cpyfn)(void *, void *), long size, long align, int final) {
     omp_task me;
     if (!cpyfn) {
         run_as(&me, parent, final, fn, data);
@@ -137,11 +197,25 @@ static void run_now(omp_task *parent, void (*fn)(void *), void *data,
     free(b);
 }
 
+#define run_now herd__omp_run_undeferred
+
+void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align) {
+    void *b = block_new(size, align);
+    if (cpyfn)
+        cpyfn(b, data);
+    else
+        memcpy(b, data, (size_t)size);
+    return b;
+}
+
 OMP_API void GOMP_taskwait(void) {
     if (!herd__self())
         return; /* outside herd every task ran undeferred */
     OMP_SAVE();
-    herd_wait();
+    if (omp__saved->tg || omp__saved->deps)
+        herd__omp_wait_tasks(omp__saved);
+    else
+        herd_wait(); /* herd children only: the common case, inline */
     OMP_RESTORE();
 }
 
@@ -149,18 +223,16 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
                        long arg_size, long arg_align, bool if_clause, unsigned flags,
                        void **depend, int priority, void *detach) {
     (void)priority; /* a hint; herd's schedulers have no priorities */
-    (void)depend;
     if (flags & OMP_TASK_DETACH)
         herd__omp_unsupported("task detach", __builtin_return_address(0));
     OMP_SAVE();
     omp_task *parent = omp__saved;
     int final = (flags & OMP_TASK_FINAL) || parent->final;
-    if (flags & OMP_TASK_DEPEND) {
-        /* Ordering by the strongest rule: every earlier sibling has finished
-         * before a task with dependences starts, and it finishes before the
-         * encountering task goes on (see docs/design/openmp.md). */
-        GOMP_taskwait();
-        run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
+    if ((flags & OMP_TASK_DEPEND) && herd__self() && !parent->final) {
+        /* Outside herd and under a final task every task runs undeferred, in
+         * creation order: the dependences hold without a table. */
+        herd__omp_task_depend(parent, fn, data, cpyfn, arg_size, arg_align, final, if_clause,
+                              depend);
         OMP_RESTORE();
         return;
     }
@@ -172,8 +244,12 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
 }
 
 OMP_API void GOMP_taskwait_depend(void **depend) {
-    (void)depend;
-    GOMP_taskwait(); /* all children: a superset of the named ones */
+    if (!herd__self())
+        return; /* outside herd every task ran undeferred */
+    OMP_SAVE();
+    if (!omp__saved->final)
+        herd__omp_taskwait_depend(omp__saved, depend);
+    OMP_RESTORE();
 }
 
 OMP_API void GOMP_taskyield(void) {
@@ -184,9 +260,32 @@ OMP_API void GOMP_taskyield(void) {
     OMP_RESTORE();
 }
 
-OMP_API void GOMP_taskgroup_start(void) {}
+OMP_API void GOMP_taskgroup_start(void) {
+    omp_task *t = herd__omp_task();
+    omp_taskgroup *tg = malloc(sizeof *tg);
+    if (!tg)
+        herd__omp_fatal("out of memory for a taskgroup");
+    herd_group_init(&tg->g);
+    tg->prev = t->tg;
+    t->tg = tg;
+}
 
-OMP_API void GOMP_taskgroup_end(void) { GOMP_taskwait(); }
+OMP_API void GOMP_taskgroup_end(void) {
+    OMP_SAVE();
+    omp_task *t = omp__saved;
+    omp_taskgroup *tg = t->tg;
+    if (herd__self()) {
+        herd_group_wait(&tg->g);
+        /* Dependent tasks are queued in the task's one dependence group,
+         * wherever they were created: waiting for all of them is a
+         * superset of the taskgroup's (see docs/design/openmp.md). */
+        if (t->deps)
+            herd_group_wait(herd__omp_deps_group(t->deps));
+    }
+    t->tg = tg->prev;
+    free(tg);
+    OMP_RESTORE();
+}
 
 OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
                            long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
@@ -219,6 +318,9 @@ OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *,
     }
     int final = (flags & OMP_TASK_FINAL) || parent->final;
     int deferred = (flags & OMP_TASK_IF) && !parent->final && herd__self();
+    int group = !(flags & OMP_TASK_NOGROUP);
+    if (group)
+        GOMP_taskgroup_start(); /* the implicit taskgroup */
     unsigned long q = n / ntasks, r = n % ntasks, lo = 0;
     for (unsigned long k = 0; k < ntasks; k++) {
         unsigned long cnt = q + (k < r);
@@ -242,7 +344,7 @@ OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *,
         free(b);
         herd__omp_cur = parent;
     }
-    if (!(flags & OMP_TASK_NOGROUP))
-        GOMP_taskwait(); /* the implicit taskgroup */
+    if (group)
+        GOMP_taskgroup_end();
     OMP_RESTORE();
 }

@@ -28,10 +28,7 @@ static void ensure_init(void) { pthread_once(&init_once, herd__omp_init); }
 
 __attribute__((constructor)) static void omp_ctor(void) { ensure_init(); }
 
-omp_task *herd__omp_task(void) {
-    omp_task *t = herd__omp_cur;
-    if (__builtin_expect(t != NULL, 1))
-        return t;
+omp_task *herd__omp_task_slow(void) {
     ensure_init();
     memset(&initial_task, 0, sizeof initial_task);
     initial_task.icv = herd__omp_g.icv;
@@ -97,9 +94,9 @@ static void member_entry(void *p) {
     if (team->preinit)
         (void)herd__omp_ws_begin(&me); /* worksharing 0 is set up: just enter it */
     team->fn(team->data);
-    if (herd__self()) {
-        herd_wait(); /* the region's end: this member's tasks */
-    }
+    if (herd__self())
+        herd__omp_wait_tasks(&me); /* the region's end: this member's tasks */
+    herd__omp_deps_free(&me);
     herd__omp_cur = prev;
 }
 
@@ -264,7 +261,7 @@ OMP_API void GOMP_barrier(void) {
     OMP_SAVE();
     omp_task *t = omp__saved;
     if (herd__self())
-        herd_wait(); /* this member's tasks; the barrier then covers the team's */
+        herd__omp_wait_tasks(t); /* this member's tasks; the barrier then covers the team's */
     if (t->team && t->team->nthreads > 1)
         herd_barrier_wait(&t->team->bar);
     OMP_RESTORE();

@@ -1,6 +1,8 @@
 /* Tasks: fib with a task per call, taskwait, taskgroup, if(0), final,
  * mergeable, untied, priority, taskyield, tied thread identity across
- * waits, depend (in/out/inout/mutexinoutset) against a sequential order,
+ * waits, depend (in/out/inout/mutexinoutset) against a sequential order and
+ * without serialising independent chains, taskgroup waiting for its own
+ * tasks only,
  * taskloop (grainsize, num_tasks), many tasks in flight, deep recursion. */
 #include "check_omp.h"
 
@@ -122,6 +124,46 @@ static void test_clauses(void) {
     }
 }
 
+/* A taskgroup's end waits for the group's tasks, not for the encountering
+ * task's earlier children: task `early` spins until a flag that the
+ * encountering task sets only after the taskgroup; were the end to wait for
+ * all children, it would never return (the CTest timeout fails it). */
+static void test_taskgroup_own(void) {
+    int flag = 0, early_done = 0, grouped = 0;
+#pragma omp parallel
+#pragma omp single
+    {
+#pragma omp task shared(flag, early_done)
+        {
+            int f;
+            do {
+#pragma omp taskyield
+#pragma omp atomic read
+                f = flag;
+            } while (!f);
+            early_done = 1;
+        }
+#pragma omp taskgroup
+        {
+#pragma omp task shared(grouped)
+            {
+#pragma omp task shared(grouped)
+                {
+#pragma omp atomic
+                    grouped++;
+                }
+#pragma omp atomic
+                grouped++;
+            }
+        }
+        CHECK_EQ(grouped, 2); /* the group and its descendants */
+#pragma omp atomic write
+        flag = 1;
+#pragma omp taskwait
+        CHECK_EQ(early_done, 1);
+    }
+}
+
 /* A DAG over a few cells: random in/out/inout/mutexinoutset tasks; each task
  * applies an order-sensitive update to its out cells from its in cells; the
  * result must equal the sequential execution's. */
@@ -174,6 +216,81 @@ static void test_depend(void) {
 #pragma omp taskwait depend(in : x)
         CHECK_EQ(x, 5);
     }
+}
+
+/* Dependences do not serialise independent tasks: two chains, a[] and b[],
+ * created a-chain first. Task a1 waits for a flag that only b2 sets, and b2
+ * depends on b0 and b1, created after a1. Were dependent tasks run one at a
+ * time in creation order, a1 would spin forever (the CTest timeout fails
+ * it); the dependences let b0..b2 run while a1 waits. a2 then must see a1's
+ * write, and b3 (which depends on b2 only) runs whatever a1 does. */
+static void test_depend_parallel(void) {
+    int a[4] = {0}, b[4] = {0}, flag = 0;
+#pragma omp parallel
+#pragma omp single
+    {
+#pragma omp task depend(out : a[0]) shared(a)
+        a[0] = 1;
+#pragma omp task depend(in : a[0]) depend(out : a[1]) shared(a, flag)
+        {
+            int f;
+            do {
+#pragma omp taskyield
+#pragma omp atomic read
+                f = flag;
+            } while (!f);
+            a[1] = a[0] + 1;
+        }
+#pragma omp task depend(in : a[1]) depend(out : a[2]) shared(a)
+        a[2] = a[1] + 1;
+#pragma omp task depend(out : b[0]) shared(b)
+        b[0] = 10;
+#pragma omp task depend(in : b[0]) depend(out : b[1]) shared(b)
+        b[1] = b[0] + 1;
+#pragma omp task depend(in : b[1]) depend(out : b[2]) shared(b, flag)
+        {
+            b[2] = b[1] + 1;
+#pragma omp atomic write
+            flag = 1;
+        }
+#pragma omp task depend(inout : b[2]) shared(b)
+        b[3] = b[2] + 1;
+        /* taskwait depend waits for the b chain only; then the a chain. */
+#pragma omp taskwait depend(in : b[2])
+        CHECK_EQ(b[2], 12);
+#pragma omp taskwait
+    }
+    CHECK_EQ(a[2], 3);
+    CHECK_EQ(b[3], 13);
+}
+
+/* A random DAG over many addresses, larger than test_depend's, with
+ * undeferred (if(0)) tasks mixed in: checked against the sequential order. */
+#define BIG_CELLS 64
+#define BIG_TASKS 4000
+static void test_depend_big(void) {
+    static unsigned long par[BIG_CELLS], seq[BIG_CELLS];
+    unsigned seed = 777;
+    for (int c = 0; c < BIG_CELLS; c++)
+        par[c] = seq[c] = (unsigned long)c;
+    static int in1[BIG_TASKS], in2[BIG_TASKS], out[BIG_TASKS], undeferred[BIG_TASKS];
+    for (int t = 0; t < BIG_TASKS; t++) {
+        seed = seed * 1103515245 + 12345;
+        in1[t] = (seed >> 4) % BIG_CELLS;
+        in2[t] = (seed >> 12) % BIG_CELLS;
+        out[t] = (seed >> 20) % BIG_CELLS;
+        undeferred[t] = (seed >> 28) % 16 == 0;
+        seq[out[t]] = mix(seq[out[t]], seq[in1[t]] ^ (seq[in2[t]] << 1));
+    }
+#pragma omp parallel
+#pragma omp single
+    for (int t = 0; t < BIG_TASKS; t++) {
+        unsigned long *i1 = &par[in1[t]], *i2 = &par[in2[t]], *o = &par[out[t]];
+#pragma omp task depend(in : i1[0], i2[0]) depend(inout : o[0]) if (!undeferred[t])
+        *o = mix(*o, *i1 ^ (*i2 << 1));
+    }
+    for (int c = 0; c < BIG_CELLS; c++)
+        CHECK(par[c] == seq[c]);
 }
 
 static void test_taskloop(void) {
@@ -235,6 +352,9 @@ int main(void) {
         test_fib();
         test_clauses();
         test_depend();
+        test_depend_parallel();
+        test_taskgroup_own();
+        test_depend_big();
         test_taskloop();
         test_many_deep();
     }

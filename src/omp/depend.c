@@ -1,0 +1,397 @@
+/* Task dependences: depend(in/out/inout/mutexinoutset/depobj) and
+ * taskwait depend (docs/design/openmp.md, "Dependences").
+ *
+ * Each task that creates tasks with dependences owns a table (omp_deps),
+ * keyed by address, of the sibling tasks that last touched each address:
+ * the last writer (out, inout, mutexinoutset) and the readers (in) since
+ * it. Only the creating task reads or writes its table, so the table needs
+ * no lock. A new task becomes a node: its predecessors are the readers
+ * since the last writer (if it writes) or the last writer (if it reads).
+ * Each predecessor gets an edge on its successor list, and the node counts
+ * its unmet predecessors (npred, plus one hold while the edges are being
+ * added). The task is queued when npred reaches zero, by whoever brings it
+ * there: its creator (no predecessor left) or the predecessor whose
+ * completion releases it. No worker ever blocks for a deferred task's
+ * dependences; the task simply is not queued until they are met.
+ *
+ * Released tasks go into the creator's herd group (omp_deps.g), spawned
+ * from whatever task releases them: they are not the creator's herd
+ * children, so a wait for the creator's tasks (taskwait, barrier, the end
+ * of a task or region: herd__omp_wait_tasks) waits for its children and
+ * then for the group. The group covers the not-yet-released tasks too:
+ * an unreleased node has an unfinished predecessor, and a predecessor
+ * releases its successors (adding them to the group) before it leaves the
+ * group itself, so the group empties only when every node is done.
+ *
+ * The edge protocol (D1..D3):
+ *   D1 (creator) add_edge: npred += 1, then push the edge on the
+ *      predecessor's list by CAS, unless the list is CLOSED (the
+ *      predecessor completed: undo the count, no edge).
+ *   D2 (completing predecessor) exchange the list with CLOSED; each edge's
+ *      successor gets npred -= 1; the one that reaches 0 releases it.
+ *   D3 (creator) after all edges, drop the hold: npred -= 1; 0 releases.
+ * A list closed before the CAS fails it, so every pushed edge is seen by
+ * D2's exchange; exactly one decrement reaches zero.
+ *
+ * mutexinoutset (and inoutset from a depobj) are ordered as inout: tasks of
+ * one set then run one at a time in creation order, which is one of the
+ * executions the set allows. GCC 12 has no omp_all_memory.
+ *
+ * Undeferred tasks with dependences (if(0), final) and taskwait depend are
+ * "waiter" nodes: release fills a full/empty word that the creator reads
+ * (it suspends as a task; its worker runs other tasks meanwhile). */
+#include "omp/omp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dep_node dep_node;
+
+typedef struct dep_edge {
+    dep_node *succ;
+    struct dep_edge *next;
+} dep_edge;
+
+#define CLOSED ((dep_edge *)(uintptr_t)1)
+
+struct dep_node {
+    _Atomic int64_t npred;    /* unmet predecessors (+1 hold during creation) */
+    _Atomic(dep_edge *) succ; /* successors; CLOSED once complete (D2) */
+    _Atomic int refs;         /* table entries + 1 until complete */
+    omp_deps *deps;           /* the creator's table */
+    omp_task *parent;
+    void (*fn)(void *);
+    void *data; /* heap block (deferred tasks) */
+    int final;
+    int waiter; /* released by filling `feb` */
+    uint64_t feb;
+};
+
+typedef struct dep_entry {
+    void *addr;     /* NULL: free slot */
+    dep_node *out;  /* last writer */
+    dep_node **ins; /* readers since it */
+    int nin, capin;
+} dep_entry;
+
+struct omp_deps {
+    herd_group g; /* released deferred tasks */
+    dep_entry *tab;
+    size_t cap, used; /* open addressing, cap a power of 2 */
+};
+
+/* Kinds as GCC passes them in depobj records (gomp-constants.h). */
+enum { DEP_IN = 1, DEP_OUT = 2, DEP_INOUT = 3, DEP_MUTEXINOUTSET = 4, DEP_INOUTSET = 5 };
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n);
+    if (!p) herd__omp_fatal("out of memory for task dependences");
+    return p;
+}
+
+static void unref(dep_node *n) {
+    /* ORDER: acq_rel; the last reference sees every other holder's writes. */
+    if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1) free(n);
+}
+
+static int done(dep_node *n) {
+    /* ORDER: acquire; pairs with D2's exchange: a done node's writes are seen. */
+    return atomic_load_explicit(&n->succ, memory_order_acquire) == CLOSED;
+}
+
+/* ------------------------------------------------------------ the table */
+
+static size_t hash(const void *a) {
+    uint64_t x = (uint64_t)(uintptr_t)a;
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
+    return (size_t)(x ^ (x >> 32));
+}
+
+static dep_entry *slot(omp_deps *d, void *addr) {
+    size_t m = d->cap - 1;
+    for (size_t i = hash(addr) & m;; i = (i + 1) & m)
+        if (d->tab[i].addr == addr || !d->tab[i].addr) return &d->tab[i];
+}
+
+static void grow(omp_deps *d) {
+    dep_entry *old = d->tab;
+    size_t oldcap = d->cap;
+    d->cap = oldcap ? oldcap * 2 : 64;
+    d->tab = calloc(d->cap, sizeof *d->tab);
+    if (!d->tab) herd__omp_fatal("out of memory for task dependences");
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].addr) *slot(d, old[i].addr) = old[i];
+    free(old);
+}
+
+static dep_entry *entry(omp_deps *d, void *addr) {
+    if ((d->used + 1) * 4 > d->cap * 3) grow(d);
+    dep_entry *e = slot(d, addr);
+    if (!e->addr) {
+        e->addr = addr;
+        d->used++;
+    }
+    return e;
+}
+
+static omp_deps *deps_of(omp_task *parent) {
+    if (!parent->deps) {
+        omp_deps *d = xmalloc(sizeof *d);
+        memset(d, 0, sizeof *d);
+        herd_group_init(&d->g);
+        parent->deps = d;
+    }
+    return parent->deps;
+}
+
+/* ----------------------------------------------------- the edge protocol */
+
+/* D1: pred -> succ, unless pred has completed. */
+static void add_edge(dep_node *pred, dep_node *succ) {
+    if (!pred || pred == succ) return;
+    dep_edge *head = atomic_load_explicit(&pred->succ, memory_order_acquire);
+    if (head == CLOSED) return;
+    dep_edge *e = xmalloc(sizeof *e);
+    e->succ = succ;
+    /* ORDER: relaxed; the creator's hold keeps npred above zero until D3,
+     * and the release CAS below publishes the increment with the edge. */
+    atomic_fetch_add_explicit(&succ->npred, 1, memory_order_relaxed);
+    do {
+        if (head == CLOSED) {
+            atomic_fetch_sub_explicit(&succ->npred, 1, memory_order_relaxed);
+            free(e);
+            return;
+        }
+        e->next = head;
+        /* ORDER: release; pairs with D2's acquire exchange, so the completing
+         * predecessor sees e's fields. acquire on failure: a CLOSED list
+         * comes with the predecessor's writes. */
+    } while (!atomic_compare_exchange_weak_explicit(&pred->succ, &head, e, memory_order_release,
+                                                    memory_order_acquire));
+}
+
+static void task_body(void *p);
+
+/* npred reached zero: queue the task, or wake its waiting creator. */
+static void release(dep_node *n) {
+    if (n->waiter) {
+        herd_feb_fill(&n->feb);
+        return;
+    }
+    int rc = herd_group_spawn(&n->deps->g, task_body, &n, sizeof n);
+    if (rc) herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
+}
+
+/* D2: n has completed; release the successors whose last predecessor it was. */
+static void complete(dep_node *n) {
+    /* ORDER: acq_rel; acquire pairs with D1's release CAS (the edges' fields);
+     * release publishes the task's writes to D1's acquire that sees CLOSED. */
+    dep_edge *e = atomic_exchange_explicit(&n->succ, CLOSED, memory_order_acq_rel);
+    while (e) {
+        dep_edge *next = e->next;
+        dep_node *s = e->succ;
+        free(e);
+        /* ORDER: acq_rel; the decrement that reaches zero has seen every
+         * predecessor's writes (each released them here) before it queues s. */
+        if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) == 1) release(s);
+        e = next;
+    }
+    unref(n);
+}
+
+static void task_body(void *p) {
+    dep_node *n;
+    memcpy(&n, p, sizeof n);
+    omp_task me;
+    herd__omp_run_task(&me, n->parent, n->final, n->fn, n->data);
+    free(n->data);
+    complete(n);
+}
+
+/* ------------------------------------------------ GCC's depend array */
+
+typedef struct dep_list {
+    void **addr;
+    int *out; /* 1: out/inout/mutexinoutset, 0: in */
+    int n;
+} dep_list;
+
+/* Decode GCC's array: old form {n, nout, out..., in...}; new form
+ * {0, n, nout, nmutexinoutset, nin, out..., mutexinoutset..., in..., depobj...},
+ * a depobj being a pointer to {address, kind}. */
+static void decode(void **depend, dep_list *l) {
+    size_t n, nout, nmut = 0, nin, base;
+    if (depend[0]) {
+        n = (uintptr_t)depend[0];
+        nout = (uintptr_t)depend[1];
+        nin = n - nout;
+        base = 2;
+    } else {
+        n = (uintptr_t)depend[1];
+        nout = (uintptr_t)depend[2];
+        nmut = (uintptr_t)depend[3];
+        nin = (uintptr_t)depend[4];
+        base = 5;
+    }
+    l->addr = xmalloc(n * sizeof *l->addr);
+    l->out = xmalloc(n * sizeof *l->out);
+    l->n = (int)n;
+    for (size_t i = 0; i < n; i++) {
+        void *a = depend[base + i];
+        int out = i < nout + nmut;
+        if (i >= nout + nmut + nin) { /* depobj */
+            void **obj = a;
+            uintptr_t kind = (uintptr_t)obj[1];
+            a = obj[0];
+            out = kind != DEP_IN;
+        }
+        l->addr[i] = a;
+        l->out[i] = out;
+    }
+}
+
+/* The predecessors of a task with dependences l, as edges to n (D1). */
+static void link_preds(omp_deps *d, dep_list *l, dep_node *n) {
+    if (!d->cap) grow(d);
+    for (int i = 0; i < l->n; i++) {
+        dep_entry *e = entry(d, l->addr[i]);
+        if (!l->out[i] || !e->nin) {
+            add_edge(e->out, n);
+            continue;
+        }
+        for (int k = 0; k < e->nin; k++)
+            add_edge(e->ins[k], n);
+    }
+}
+
+static void hold(dep_node *n) {
+    /* ORDER: relaxed; only the creator adds references, and the release
+     * decrement in unref() orders them before any free. */
+    atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
+}
+
+/* Record n as the latest writer or reader of its addresses. */
+static void record(omp_deps *d, dep_list *l, dep_node *n) {
+    for (int i = 0; i < l->n; i++) { /* writers first: a reader of the same address is moot */
+        if (!l->out[i]) continue;
+        dep_entry *e = entry(d, l->addr[i]);
+        if (e->out == n) continue;
+        for (int k = 0; k < e->nin; k++)
+            unref(e->ins[k]);
+        e->nin = 0;
+        if (e->out) unref(e->out);
+        hold(n);
+        e->out = n;
+    }
+    for (int i = 0; i < l->n; i++) {
+        if (l->out[i]) continue;
+        dep_entry *e = entry(d, l->addr[i]);
+        if (e->out == n || (e->nin && e->ins[e->nin - 1] == n)) continue;
+        int keep = 0; /* drop readers that are done: a long run of readers stays short */
+        for (int k = 0; k < e->nin; k++) {
+            if (done(e->ins[k]))
+                unref(e->ins[k]);
+            else
+                e->ins[keep++] = e->ins[k];
+        }
+        e->nin = keep;
+        if (e->nin == e->capin) {
+            e->capin = e->capin ? e->capin * 2 : 4;
+            e->ins = realloc(e->ins, (size_t)e->capin * sizeof *e->ins);
+            if (!e->ins) herd__omp_fatal("out of memory for task dependences");
+        }
+        hold(n);
+        e->ins[e->nin++] = n;
+    }
+}
+
+static dep_node *node_new(omp_deps *d, omp_task *parent) {
+    dep_node *n = xmalloc(sizeof *n);
+    memset(n, 0, sizeof *n);
+    atomic_init(&n->npred, 1); /* the creator's hold, dropped at D3 */
+    atomic_init(&n->succ, NULL);
+    atomic_init(&n->refs, 1); /* until complete */
+    n->deps = d;
+    n->parent = parent;
+    return n;
+}
+
+/* D3: drop the creator's hold; 1 when the node is released now. */
+static int drop_hold(dep_node *n) {
+    /* ORDER: acq_rel; as in complete(): reaching zero sees the predecessors. */
+    return atomic_fetch_sub_explicit(&n->npred, 1, memory_order_acq_rel) == 1;
+}
+
+static void wait_released(dep_node *n) {
+    uint64_t v;
+    if (herd_feb_readFF(&n->feb, &v)) herd__omp_fatal("cannot wait for a task's dependences");
+}
+
+void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
+                           void (*cpyfn)(void *, void *), long size, long align, int final,
+                           int deferred, void **depend) {
+    omp_deps *d = deps_of(parent);
+    dep_list l;
+    decode(depend, &l);
+    dep_node *n = node_new(d, parent);
+    n->fn = fn;
+    n->final = final;
+    n->waiter = !deferred;
+    if (deferred) {
+        n->data = herd__omp_task_data(data, cpyfn, size, align);
+    } else if (herd_feb_empty(&n->feb)) {
+        herd__omp_fatal("cannot wait for a task's dependences");
+    }
+    link_preds(d, &l, n);
+    record(d, &l, n);
+    free(l.addr);
+    free(l.out);
+    if (drop_hold(n)) release(n);
+    if (deferred) return;
+    wait_released(n);
+    herd__omp_run_undeferred(parent, fn, data, cpyfn, size, align, final);
+    complete(n);
+}
+
+void herd__omp_taskwait_depend(omp_task *parent, void **depend) {
+    omp_deps *d = deps_of(parent);
+    dep_list l;
+    decode(depend, &l);
+    dep_node *n = node_new(d, parent);
+    n->waiter = 1;
+    if (herd_feb_empty(&n->feb)) herd__omp_fatal("cannot wait for a task's dependences");
+    link_preds(d, &l, n); /* not recorded: later tasks do not wait for a taskwait */
+    free(l.addr);
+    free(l.out);
+    if (drop_hold(n)) release(n);
+    wait_released(n);
+    complete(n);
+}
+
+herd_group *herd__omp_deps_group(omp_deps *d) {
+    return &d->g;
+}
+
+void herd__omp_wait_tasks(omp_task *t) {
+    herd_wait();
+    for (omp_taskgroup *tg = t->tg; tg; tg = tg->prev)
+        herd_group_wait(&tg->g);
+    if (t->deps) herd_group_wait(&t->deps->g);
+}
+
+void herd__omp_deps_free(omp_task *t) {
+    omp_deps *d = t->deps;
+    if (!d) return;
+    for (size_t i = 0; i < d->cap; i++) {
+        dep_entry *e = &d->tab[i];
+        if (!e->addr) continue;
+        if (e->out) unref(e->out);
+        for (int k = 0; k < e->nin; k++)
+            unref(e->ins[k]);
+        free(e->ins);
+    }
+    free(d->tab);
+    free(d);
+    t->deps = NULL;
+}
