@@ -6,6 +6,7 @@
   report  RESULTS: the tables, the speedup figures and report.md from a
           results folder or file; --trace FILE: a HERD_TRACE timeline PNG
   table   the scheduler comparison of herd's native kernels (bench_table.py)
+  mpi     the MPI pool's suite: run | plot (herd_bench/mpi_suite.py)
 """
 from __future__ import annotations
 
@@ -208,6 +209,9 @@ def main(argv: list[str]) -> int:
         return cmd_report(rest)
     if cmd == "table":
         return table_cli.main(rest)
+    if cmd == "mpi":
+        from .mpi_suite import main as mpi_main
+        return mpi_main(rest)
     print(f"herd_bench: unknown command {cmd!r} (bench, report, table)", file=sys.stderr)
     return 2
 
