@@ -246,9 +246,13 @@ void herd__pool_push_commit(herd_pool *p) {
     if (nlocal >= p->cfg.release_min && nlocal >= 2) {
         /* tail_seen >= split proves the public part empty (tail_seen <= tail
          * <= split). Otherwise it may still hold work; reading the real tail
-         * costs an atomic on our own window, so do it every 16th push only. */
+         * costs an atomic on our own window, so do it every 16th push, and
+         * when the private part reaches a power of two: a task that queues
+         * a few children and then runs long must not keep them private
+         * because a thief emptied the public part unseen (Q2). */
         if (tail_seen(p) >= p->wsplit ||
-            (++p->release_checks % 16 == 0 && herd__pool_read_tail(p) >= p->wsplit))
+            ((++p->release_checks % 16 == 0 || (nlocal & (nlocal - 1)) == 0) &&
+             herd__pool_read_tail(p) >= p->wsplit))
             herd__pool_release(p, nlocal / 2);
     }
 }
