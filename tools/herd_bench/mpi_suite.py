@@ -81,6 +81,8 @@ def parse_line(line: str) -> Optional[dict[str, Any]]:
                 d[k] = v
     if d.get("kernel") == "uts" and "tree" in d:
         d["kernel"] = f"uts-{d['tree']}"
+    if int(d.get("workers", 1)) > 1:  # hybrid mode: ranks x workers, kept apart
+        d["kernel"] = f"{d['kernel']}/w{d['workers']}"
     need = ("kernel", "ranks", "lock", "steal", "mtasks_per_s", "efficiency", "verified")
     return d if all(k in d for k in need) else None
 

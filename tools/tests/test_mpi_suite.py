@@ -31,6 +31,9 @@ def test_parse_line_keeps_uts_trees_apart() -> None:
     d = mpi_suite.parse_line(LINE.format(n=2, lock="spin", sec=0.5, mt=8.0, f=0))
     assert d is not None
     assert d["kernel"] == "uts-T3" and d["ranks"] == 2 and d["seconds"] == 0.5
+    h = mpi_suite.parse_line(LINE.format(n=2, lock="spin", sec=0.5, mt=8.0, f=0)
+                             .replace("ranks=2", "ranks=2 workers=4"))
+    assert h is not None and h["kernel"] == "uts-T3/w4"
     assert mpi_suite.parse_line("herd pool: 2 ranks") is None
     assert mpi_suite.parse_line("kernel=uts ranks=2") is None  # incomplete
 
