@@ -1,16 +1,22 @@
 /* Contention: many thieves on few tasks, under every lock x split scheme.
  *
  * Three chains of CHAIN_LEN steps start on rank 0; each step queues the next
- * step and then one leaf (at most 6 tasks exist at any time). So every rank holds only a handful of
- * tasks at a time, and the other ranks are nearly always idle and stealing: release (Q2), reacquire
- * (Q4) and steals (Q5) interleave all the time, the chains hop from rank to rank, and the ring (16
- * slots, the minimum) wraps every few tasks. Some tasks yield the CPU (chosen by a hash of their
- * id) to shake the schedule. Every task has a dense index; each rank marks the tasks it ran, and
- * the marks summed over ranks must all be exactly 1 (exactly once, not just a matching count). */
+ * step and then one leaf (at most 6 tasks exist at any time). So every rank
+ * holds only a handful of tasks at a time, and the other ranks are nearly
+ * always idle and stealing: release (Q2), reacquire (Q4) and steals (Q5)
+ * interleave all the time, the chains hop from rank to rank, and the ring
+ * (16 slots, the minimum) wraps every few tasks. Some tasks yield the CPU
+ * (chosen by a hash of their id) to shake the schedule. Every task has a
+ * dense index; each rank marks the tasks it ran, and the marks summed over
+ * ranks must all be exactly 1 (exactly once, not just a matching count).
+ * --hybrid: the same in hybrid mode, 2 herd workers per rank (pool.md
+ * H1-H8): workers push and pop while the comm thread releases, reacquires
+ * and steals. */
 #include "../common/check.h"
 #include "herd/pool.h"
 
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,7 +28,8 @@ typedef struct step {
 } step;
 
 static int STEP_CLASS;
-static unsigned char seen[NTASKS];
+static _Atomic unsigned char seen[NTASKS];
+static int hybrid;
 
 static void spin_us(int us) {
     struct timespec a, b;
@@ -38,7 +45,7 @@ static void run_step(herd_pool *p, void *arg, size_t size) {
     memcpy(&s, arg, sizeof s);
     int idx = (s.chain * CHAIN_LEN + s.i) * 2 + s.leaf;
     CHECK(idx >= 0 && idx < NTASKS);
-    seen[idx]++;
+    atomic_fetch_add_explicit(&seen[idx], 1, memory_order_relaxed);
     if (check_mix64((uint64_t)idx) % 8 == 0) sched_yield();
     spin_us(s.leaf ? 40 : 2); /* while a leaf runs, the next step waits in the public part */
     if (s.leaf || s.i + 1 == CHAIN_LEN) return;
@@ -59,28 +66,32 @@ static void run(herd_pool_lock lock, herd_pool_split split, uint64_t attempts[1]
     cfg.split = split;
     cfg.queue_capacity = 16;
     cfg.release_min = 1;
+    cfg.hybrid = hybrid ? 1 : -1;
     herd_pool *p;
     CHECK_OK(herd_pool_create(MPI_COMM_WORLD, &cfg, &p));
     CHECK_OK(herd_pool_register(p, "step", run_step, &STEP_CLASS));
     int rank = herd_pool_rank(p);
-    memset(seen, 0, sizeof seen);
+    for (int i = 0; i < NTASKS; i++)
+        atomic_store_explicit(&seen[i], 0, memory_order_relaxed);
     if (rank == 0)
         for (int c = 0; c < CHAINS; c++) {
             step s = {c, 0, 0};
             CHECK_OK(herd_pool_add(p, STEP_CLASS, &s, sizeof s));
         }
     CHECK_OK(herd_pool_process(p));
-    static unsigned char sum[NTASKS];
-    MPI_Reduce(seen, sum, NTASKS, MPI_UNSIGNED_CHAR, MPI_SUM, 0, MPI_COMM_WORLD);
+    static unsigned char mine_seen[NTASKS], sum[NTASKS];
+    for (int i = 0; i < NTASKS; i++)
+        mine_seen[i] = atomic_load_explicit(&seen[i], memory_order_relaxed);
+    MPI_Reduce(mine_seen, sum, NTASKS, MPI_UNSIGNED_CHAR, MPI_SUM, 0, MPI_COMM_WORLD);
     herd_pool_stats mine, all;
     CHECK_OK(herd_pool_stats_get(p, &mine, &all));
     if (rank == 0) {
         /* Leaves of the last step are never made: CHAINS of them. */
         for (int i = 0; i < NTASKS; i++)
             CHECK_EQ(sum[i], (i % 2 == 1 && (i / 2) % CHAIN_LEN == CHAIN_LEN - 1) ? 0 : 1);
-        STEP("lock %-8s steal %-4s: %llu tasks, %llu steals (%llu tasks), %llu failed, %llu "
+        STEP("%slock %-8s steal %-4s: %llu tasks, %llu steals (%llu tasks), %llu failed, %llu "
              "aborted, %llu releases, %llu reacquires",
-             herd_pool_lock_name(lock), herd_pool_split_name(split),
+             hybrid ? "hybrid " : "", herd_pool_lock_name(lock), herd_pool_split_name(split),
              (unsigned long long)all.tasks_executed, (unsigned long long)all.steals,
              (unsigned long long)all.tasks_stolen, (unsigned long long)all.steals_failed,
              (unsigned long long)all.steals_aborted, (unsigned long long)all.releases,
@@ -93,7 +104,15 @@ static void run(herd_pool_lock lock, herd_pool_split split, uint64_t attempts[1]
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    hybrid = argc > 1 && strcmp(argv[1], "--hybrid") == 0;
+    if (hybrid) {
+        int level;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &level);
+        herd_config hc = {.workers = 2, .bind = "none"};
+        CHECK_OK(herd_start(&hc));
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     uint64_t attempts = 0;
     for (int l = HERD_POOL_LOCK_TICKET; l <= HERD_POOL_LOCK_ABORTING; l++)
         for (int s = HERD_POOL_SPLIT_ONE; s <= HERD_POOL_SPLIT_HALF; s++)
@@ -102,6 +121,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     /* Idle ranks try to steal for the whole run: attempts cannot be zero. */
     if (size > 1) CHECK(attempts > 0);
+    if (hybrid) CHECK_OK(herd_stop());
     MPI_Finalize();
     return 0;
 }
