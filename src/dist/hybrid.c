@@ -90,24 +90,28 @@ static void pool_worker(void *arg) {
     uint64_t executed = 0;
     double active = 0;
     unsigned dry = 0;
+    int finished = 0;
     /* ORDER: acquire; pairs with the release store of done in
      * herd__pool_process_hybrid() (H6); nothing is read after it but our own. */
     while (!atomic_load_explicit(&p->done, memory_order_acquire)) {
-        if (!herd__pool_pop(p, buf)) { /* H3: running++ under lq when it succeeds */
+        /* H3: running++ under lq when a task is taken; running-- for the
+         * task we finished, in the same hold: after that task's pushes (each
+         * under lq), so that "empty and nothing running" (H6) means no task
+         * can appear but by a steal. */
+        int got = herd__pool_pop_after(p, buf, finished);
+        finished = 0;
+        if (!got) {
             worker_pause(++dry);
             continue;
         }
         dry = 0;
         herd__pool_run(p, buf, &active);
+        finished = 1;
         /* H8: a pool task that waited for herd tasks may be ready again
          * behind us; let it (and herd tasks) run now and then. */
         if (++executed % 16 == 0) herd_yield();
-        /* H3: after the task's pushes (each under lq), so that "empty and
-         * nothing running" (H6) means no task can appear but by a steal. */
-        pthread_mutex_lock(&p->lq);
-        p->running--;
-        pthread_mutex_unlock(&p->lq);
     }
+    /* done is set only when the rank was idle (H6): nothing left to count out. */
     pthread_mutex_lock(&p->lq);
     p->st.tasks_executed += executed;
     p->st.time_active += active;

@@ -126,6 +126,7 @@ void herd__pool_queue_reset(herd_pool *p);
 char *herd__pool_push_slot(herd_pool *p, int cls, size_t size); /* NULL: full, last_error set */
 void herd__pool_push_commit(herd_pool *p);
 int herd__pool_pop(herd_pool *p, char *dst);  /* 1: a task copied to dst */
+int herd__pool_pop_after(herd_pool *p, char *dst, int finished); /* hybrid: running -= finished */
 int64_t herd__pool_reacquire(herd_pool *p);   /* tasks moved public -> private */
 void herd__pool_release(herd_pool *p, int64_t k);
 int64_t herd__pool_read_tail(herd_pool *p);

@@ -259,8 +259,13 @@ void herd__pool_push_commit(herd_pool *p) {
 
 /* Q3 (pop, owner only): the newest private task, copied out so that the
  * running task may push into the slot it came from. */
-int herd__pool_pop(herd_pool *p, char *dst) {
+int herd__pool_pop(herd_pool *p, char *dst) { return herd__pool_pop_after(p, dst, 0); }
+
+/* H3: a hybrid worker that just finished a task counts it out (running--)
+ * in the same critical section as its next pop: one lock hold per task. */
+int herd__pool_pop_after(herd_pool *p, char *dst, int finished) {
     lq_lock(p);
+    p->running -= finished;
     if (p->head == p->split) {
         lq_unlock(p);
         return 0;

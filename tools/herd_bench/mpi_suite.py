@@ -4,6 +4,7 @@ Figures 5-7 drawn from the result lines.
 
     python3 -m herd_bench mpi run  [--build-dir build/release] [--ranks 1,2,4,8]
                                    [--reps 3] [--kernels uts-T3,uts-T1,bpc,madness]
+                                   [--hybrid-workers W]
                                    [--out results/mpi-<timestamp>] [--seed N]
     python3 -m herd_bench mpi plot RESULTS... [--out DIR]
 
@@ -14,6 +15,10 @@ says verified=yes; anything else is recorded as FAILED and makes the exit
 status 1. It writes DIR/mpi.json (every run: the command, the settings, the
 exit status, the parsed line, the load average before and after; plus the
 commit, the machine and the HERD_* environment) and then what `plot` writes.
+
+--hybrid-workers W adds, for the UTS kernels (the ones with a hybrid mode),
+the same configurations in hybrid mode with W herd workers per rank
+(HERD_POOL_HYBRID=1 HERD_WORKERS=W); they show as kernel `uts-T3/wW`.
 
 `plot` reads mpi.json files or the raw output of bench/dist/run_figures.sh
 (one `kernel=... key=value ...` line per run) and writes DIR/mpi-table.txt
@@ -94,7 +99,8 @@ def load_rows(paths: Iterable[Path]) -> list[dict[str, Any]]:
         text = p.read_text()
         if p.suffix == ".json":
             doc = json.loads(text)
-            rows += [r["result"] for r in doc.get("runs", []) if r.get("ok")]
+            rows += [r["result"] for r in doc.get("runs", [])
+                     if r.get("ok") and r.get("result")]
         else:
             rows += [d for d in map(parse_line, text.splitlines()) if d]
     return [r for r in rows if r.get("verified") == "yes"]
@@ -234,11 +240,14 @@ def command(build: Path, kernel: str, ranks: int, mpirun: str = "mpirun") -> lis
 
 
 def run_one(build: Path, kernel: str, ranks: int, lock: str, steal: str,
-            timeout: float) -> dict[str, Any]:
+            timeout: float, workers: int = 0) -> dict[str, Any]:
     cmd = command(build, kernel, ranks)
     env = {**os.environ, **MPI_ENV, "HERD_POOL_LOCK": lock, "HERD_POOL_STEAL": steal}
+    if workers:
+        env.update({"HERD_POOL_HYBRID": "1", "HERD_WORKERS": str(workers), "HERD_BIND": "none"})
+        cmd[3:3] = ["--bind-to", "none"]
     rec: dict[str, Any] = {"kernel": kernel, "ranks": ranks, "lock": lock, "steal": steal,
-                           "cmd": cmd, "load_before": _loadavg()}
+                           "workers": workers, "cmd": cmd, "load_before": _loadavg()}
     t0 = time.monotonic()
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -263,8 +272,9 @@ def cmd_run(a: argparse.Namespace) -> int:
         print(f"mpi suite: unknown kernel(s) {bad}; known: {','.join(KERNELS)}", file=sys.stderr)
         return 2
     ranks = sorted({int(x) for x in a.ranks.split(",") if x})
-    plan = [(k, n, lock, steal) for k in kernels for n in ranks for lock, steal in COMBOS
-            for _ in range(a.reps)]
+    modes = [0] + ([a.hybrid_workers] if a.hybrid_workers else [])
+    plan = [(k, n, lock, steal, w) for k in kernels for n in ranks for lock, steal in COMBOS
+            for w in modes if not w or k.startswith("uts") for _ in range(a.reps)]
     seed = a.seed if a.seed is not None else int(time.time())
     random.Random(seed).shuffle(plan)
     out = a.out or REPO / "results" / f"mpi-{_dt.datetime.now():%Y%m%d-%H%M%S}"
@@ -275,12 +285,13 @@ def cmd_run(a: argparse.Namespace) -> int:
             "env": {k: v for k, v in os.environ.items() if k.startswith("HERD_")},
             "note": "ranks above `cpus` are oversubscribed (mpirun --oversubscribe)"}
     runs = []
-    for i, (k, n, lock, steal) in enumerate(plan, 1):
-        rec = run_one(build, k, n, lock, steal, a.timeout)
+    for i, (k, n, lock, steal, w) in enumerate(plan, 1):
+        rec = run_one(build, k, n, lock, steal, a.timeout, w)
         runs.append(rec)
         status = "ok" if rec["ok"] else "FAILED"
-        print(f"[{i}/{len(plan)}] {k} np={n} {lock}/{steal}: {status} ({rec['wall']:.1f} s)",
-              file=sys.stderr)
+        mode = f" x{w} workers" if w else ""
+        print(f"[{i}/{len(plan)}] {k} np={n}{mode} {lock}/{steal}: {status} "
+              f"({rec['wall']:.1f} s)", file=sys.stderr)
     meta["load_end"] = _loadavg()
     (out / "mpi.json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=1))
     failed = sum(not r["ok"] for r in runs)
@@ -312,6 +323,8 @@ def main(argv: list[str]) -> int:
     r.add_argument("--kernels", default="uts-T3,uts-T1,bpc,madness")
     r.add_argument("--timeout", type=float, default=300.0)
     r.add_argument("--seed", type=int, default=None)
+    r.add_argument("--hybrid-workers", type=int, default=0,
+                   help="also run UTS in hybrid mode with this many herd workers per rank")
     r.add_argument("--out", type=Path, default=None)
     p = sub.add_parser("plot", help="table and figures from mpi.json or run_figures.sh output")
     p.add_argument("results", nargs="+", type=Path)

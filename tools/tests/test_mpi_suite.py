@@ -80,3 +80,22 @@ def test_run_with_fake_mpirun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert {r["result"]["steal"] for r in runs if r["ok"]} == {"half", "one", "two"}
     assert doc["meta"]["reps"] == 1 and "load_start" in doc["meta"]
     assert (out / "mpi-table.txt").exists()
+
+
+def test_hybrid_runs_are_planned_for_uts_only(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = []
+
+    def fake(build, kernel, ranks, lock, steal, timeout, workers=0):  # type: ignore[no-untyped-def]
+        seen.append((kernel, workers))
+        return {"ok": True, "wall": 0.0, "result": None}
+
+    monkeypatch.setattr(mpi_suite, "run_one", fake)
+    monkeypatch.setattr(mpi_suite, "report", lambda rows, out, note="": None)
+    rc = mpi_suite.main(["run", "--build-dir", str(tmp_path), "--ranks", "2", "--reps", "1",
+                         "--kernels", "uts-T3,bpc", "--hybrid-workers", "4",
+                         "--out", str(tmp_path / "o")])
+    assert rc == 0
+    n = len(mpi_suite.COMBOS)
+    assert sorted(set(seen)) == [("bpc", 0), ("uts-T3", 0), ("uts-T3", 4)]
+    assert len(seen) == 3 * n
