@@ -18,8 +18,16 @@
  * Results go to user memory: per-rank accumulators reduced by the
  * program after herd_pool_process(), or MPI windows of its own.
  *
- * Threading: a pool is used by one thread of each rank (MPI_THREAD_FUNNELED
- * or better is enough); task functions run on that thread.
+ * Threading: a pool is used by one thread of each rank. Flat mode (the
+ * default): task functions run on that thread; MPI_THREAD_SINGLE is enough.
+ * Hybrid mode (herd_pool_config.hybrid, HERD_POOL_HYBRID=1): the program
+ * calls herd_start() before herd_pool_create() and initialises MPI with
+ * MPI_THREAD_FUNNELED or better (FUNNELED: the pool's thread must be the main
+ * thread); task functions run on the herd workers, several at once, so they
+ * must update shared results atomically (or per worker, herd_worker_id());
+ * they may spawn and wait for herd tasks, and must not call MPI unless MPI
+ * gives MPI_THREAD_MULTIPLE. The calling thread makes every MPI call.
+ * Efficiency counters are then worker-seconds (time_total = wall x workers).
  * Protocols and their ordering arguments: docs/design/pool.md. */
 #ifndef HERD_POOL_H
 #define HERD_POOL_H
@@ -67,7 +75,13 @@ typedef struct herd_pool_config {
     int release_min;       /**< release when the private part holds at least this many
                                 tasks and the public part is empty, HERD_POOL_RELEASE
                                 (default 2) */
-    int stats;             /**< 1: print statistics; -1: never; 0: HERD_STATS */
+    int stats;             /**< 1: print statistics; -1: never; 0: HERD_POOL_STATS (1 or a
+                                JSON path), else HERD_STATS=1 (a table; the HERD_STATS file
+                                belongs to the core runtime) */
+    int hybrid;            /**< 1: hybrid mode, the rank's tasks run on every worker of the
+                                herd runtime (herd_start() first; MPI_THREAD_FUNNELED or
+                                better); -1: flat, on the calling thread; 0: HERD_POOL_HYBRID
+                                (0 or 1, default 0) */
 } herd_pool_config;
 
 /** Per-rank counters of the last herd_pool_process(). Times in seconds. */

@@ -55,6 +55,7 @@ static const char *const known_vars[] = {
     "HERD_REGISTRY",
     /* read by libherd-pool (src/dist/pool.c), which checks their values */
     "HERD_POOL_LOCK", "HERD_POOL_STEAL", "HERD_POOL_QUEUE", "HERD_POOL_ARG_MAX", "HERD_POOL_RELEASE",
+    "HERD_POOL_HYBRID", "HERD_POOL_STATS",
 };
 #define NKNOWN (sizeof known_vars / sizeof known_vars[0])
 

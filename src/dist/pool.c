@@ -44,8 +44,10 @@ _Noreturn void herd__pool_mpi_die(herd_pool *p, const char *what, int rc) {
 #define ARG_FORMS "an integer from 1 to 4096 (bytes)"
 #define RELEASE_FORMS "an integer from 1 to 65536 (private tasks)"
 
-static const char *const pool_vars[] = {"HERD_POOL_LOCK", "HERD_POOL_STEAL", "HERD_POOL_QUEUE",
-                                        "HERD_POOL_ARG_MAX", "HERD_POOL_RELEASE"};
+static const char *const pool_vars[] = {"HERD_POOL_LOCK",    "HERD_POOL_STEAL",
+                                        "HERD_POOL_QUEUE",   "HERD_POOL_ARG_MAX",
+                                        "HERD_POOL_RELEASE", "HERD_POOL_HYBRID",
+                                        "HERD_POOL_STATS"};
 #define NPOOLVARS (sizeof pool_vars / sizeof pool_vars[0])
 
 static int bad(const char *name, const char *value, const char *problem, const char *forms) {
@@ -76,7 +78,8 @@ static int check_pool_var_names(void) {
         if (!known) {
             fprintf(stderr,
                     "herd pool: unknown variable %.*s; known: HERD_POOL_LOCK, HERD_POOL_STEAL, "
-                    "HERD_POOL_QUEUE, HERD_POOL_ARG_MAX, HERD_POOL_RELEASE\n",
+                    "HERD_POOL_QUEUE, HERD_POOL_ARG_MAX, HERD_POOL_RELEASE, HERD_POOL_HYBRID, "
+                    "HERD_POOL_STATS\n",
                     (int)len, *e);
             return HERD_EINVAL;
         }
@@ -171,18 +174,38 @@ static int resolve(const herd_pool_config *in, herd_pool_config *out, char *stat
         snprintf(num, sizeof num, "%d", c.release_min);
         return bad("config.release_min", num, "out of range", RELEASE_FORMS);
     }
+    if (c.hybrid == 0) {
+        c.hybrid = -1;
+        if ((s = getenv("HERD_POOL_HYBRID"))) {
+            if (!strcmp(s, "1")) c.hybrid = 1;
+            else if (strcmp(s, "0") != 0)
+                return bad("HERD_POOL_HYBRID", s, "not 0 or 1",
+                           "0 (one thread per rank), 1 (the herd workers run the rank's tasks)");
+        }
+    } else if (c.hybrid != 1 && c.hybrid != -1) {
+        snprintf(num, sizeof num, "%d", c.hybrid);
+        return bad("config.hybrid", num, "out of range", "1 (hybrid), -1 (flat), 0 (environment)");
+    }
+    /* The core runtime owns the HERD_STATS file (pool.md, HERD_STATS): the
+     * pool follows HERD_STATS=1 with its own table, and writes JSON only to
+     * HERD_POOL_STATS, which takes precedence. */
     stats_path[0] = '\0';
     if (c.stats == 0) {
         c.stats = -1;
+        const char *ps = getenv("HERD_POOL_STATS");
         s = getenv("HERD_STATS");
-        if (s && *s && strcmp(s, "0") != 0) {
-            c.stats = 1;
-            if (strcmp(s, "1") != 0) {
-                if (strlen(s) >= path_len)
-                    return bad("HERD_STATS", s, "too long",
-                               "empty or 0 (off), 1 (table on stderr), a JSON file path");
-                strcpy(stats_path, s);
+        if (ps) {
+            if (*ps && strcmp(ps, "0") != 0) {
+                c.stats = 1;
+                if (strcmp(ps, "1") != 0) {
+                    if (strlen(ps) >= path_len)
+                        return bad("HERD_POOL_STATS", ps, "too long",
+                                   "empty or 0 (off), 1 (table on stderr), a JSON file path");
+                    strcpy(stats_path, ps);
+                }
             }
+        } else if (s && strcmp(s, "1") == 0) {
+            c.stats = 1;
         }
     }
     /* A window of more than 2 GiB would overflow MPI's int counts in a steal. */
@@ -243,6 +266,16 @@ int herd_pool_create(MPI_Comm comm, const herd_pool_config *cfg, herd_pool **out
     p->size = size;
     p->cfg = c;
     p->rng = 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1);
+    p->hybrid = c.hybrid == 1;
+    pthread_mutex_init(&p->lq, NULL);
+    /* Hybrid needs herd started and MPI's thread level (H1); agreed by all. */
+    int hy_ok = !p->hybrid || herd__pool_hybrid_check(p) == HERD_OK, hy_all = 0;
+    MPI_Allreduce(&hy_ok, &hy_all, 1, MPI_INT, MPI_LAND, comm);
+    if (!hy_all) {
+        pthread_mutex_destroy(&p->lq);
+        free(p);
+        return HERD_EINVAL;
+    }
     POOL_MPI(p, MPI_Comm_dup(comm, &p->comm));
     POOL_MPI(p, MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN));
 
@@ -303,6 +336,7 @@ int herd_pool_destroy(herd_pool *p) {
     free(p->classes);
     free(p->steal_buf);
     free(p->exec_buf);
+    pthread_mutex_destroy(&p->lq);
     free(p);
     return HERD_OK;
 }
@@ -362,8 +396,13 @@ int herd_pool_register(herd_pool *p, const char *name, herd_pool_fn fn, int *id)
 
 /* ---------------------------------------------------------- adding tasks */
 
+/* The pool for which this thread holds an uncommitted herd_pool_task_alloc()
+ * slot. Per thread: in hybrid mode several workers reserve at once (H3);
+ * nothing may block between alloc and commit, so the task cannot migrate. */
+static __thread herd_pool *tls_reserved;
+
 void *herd_pool_task_alloc(herd_pool *p, int id, size_t size) {
-    if (p->reserved) {
+    if (tls_reserved == p) {
         fprintf(stderr, "herd pool: rank %d: herd_pool_task_alloc while a reserved task is not "
                         "committed\n", p->rank);
         p->last_error = HERD_ESTATE;
@@ -384,13 +423,13 @@ void *herd_pool_task_alloc(herd_pool *p, int id, size_t size) {
         return NULL;
     }
     char *a = herd__pool_push_slot(p, id, size);
-    if (a) p->reserved = 1;
+    if (a) tls_reserved = p;
     return a;
 }
 
 int herd_pool_task_commit(herd_pool *p) {
-    if (!p->reserved) return HERD_ESTATE;
-    p->reserved = 0;
+    if (tls_reserved != p) return HERD_ESTATE;
+    tls_reserved = NULL;
     herd__pool_push_commit(p);
     return HERD_OK;
 }
@@ -427,20 +466,24 @@ static void idle_pause(uint64_t fails, int size) {
     }
 }
 
-static void run_task(herd_pool *p) {
+void herd__pool_run(herd_pool *p, char *buf, double *active) {
     pool_slot_hdr h;
-    memcpy(&h, p->exec_buf, sizeof h);
-    p->in_task = 1;
+    memcpy(&h, buf, sizeof h);
     double t0 = herd__pool_now();
-    p->classes[h.cls].fn(p, p->exec_buf + sizeof h, h.size);
-    p->st.time_active += herd__pool_now() - t0;
-    p->in_task = 0;
-    p->st.tasks_executed++;
-    if (p->reserved) {
+    p->classes[h.cls].fn(p, buf + sizeof h, h.size);
+    *active += herd__pool_now() - t0;
+    if (tls_reserved == p) {
         fprintf(stderr, "herd pool: rank %d: task of class \"%s\" returned with an uncommitted "
                         "herd_pool_task_alloc; committing it\n", p->rank, p->classes[h.cls].name);
         herd_pool_task_commit(p);
     }
+}
+
+static void run_task(herd_pool *p) {
+    p->in_task = 1;
+    herd__pool_run(p, p->exec_buf, &p->st.time_active);
+    p->in_task = 0;
+    p->st.tasks_executed++;
 }
 
 static void report(herd_pool *p);
@@ -450,6 +493,10 @@ int herd_pool_process(herd_pool *p) {
     p->processing = 1;
     p->term.rounds = 0;
     herd__pool_term_start(p); /* T1 */
+    if (p->hybrid) {
+        herd__pool_process_hybrid(p);
+        goto finished;
+    }
     double t0 = herd__pool_now();
     unsigned since_poll = 0;
     uint64_t fails = 0;
@@ -482,6 +529,7 @@ int herd_pool_process(herd_pool *p) {
         if (done) break;
     }
     p->st.time_total = herd__pool_now() - t0;
+finished:
     p->st.vote_rounds = p->term.rounds;
     p->processing = 0;
     /* The counters cover the seeding before this call and the call itself;

@@ -4,6 +4,8 @@
  * queue.c  the split queue on an MPI window: push/pop (owner), release,
  *          reacquire, steal, and the three locks
  * term.c   voting-tree termination detection
+ * hybrid.c the hybrid mode: herd workers run the rank's tasks, one comm
+ *          thread makes every MPI call (pool.md H1-H7)
  * The protocols and their steps (cited as "pool.md Qn", "Ln", "Tn"):
  * docs/design/pool.md. */
 #ifndef HERD_DIST_POOL_INTERNAL_H
@@ -11,6 +13,8 @@
 
 #include "herd/pool.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define POOL_NAME_MAX 64 /* class names, with their NUL */
@@ -70,11 +74,27 @@ struct herd_pool {
     int64_t capacity;
 
     /* Owner-only queue state (pool.md Q0): split and head are ours alone;
-     * tail_seen is a lower bound of the real tail (thieves only raise it). */
-    int64_t split, head, tail_seen;
+     * tail_seen is a lower bound of the real tail (thieves only raise it).
+     * split is the local bound of the private part, wsplit the value
+     * published in the window; flat mode keeps them equal, hybrid mode keeps
+     * wsplit <= split (H2). Hybrid: head, split, running, pending are under
+     * lq (H1); wsplit is the comm thread's alone. tail_seen is written by the
+     * thread that may make MPI calls and read by pushing workers. */
+    int64_t split, wsplit, head;
+    _Atomic int64_t tail_seen;
     uint64_t release_checks; /* pushes since the release policy last read tail */
-    int reserved;       /* an in-place slot is handed out, not yet committed */
     int last_error;
+
+    /* Hybrid mode (pool.md H1-H7). */
+    int hybrid;              /* 1: tasks run on the herd workers */
+    pthread_mutex_t lq;      /* H1: the local lock */
+    pthread_t comm_thread;   /* the caller of herd_pool_process(): the only MPI caller */
+    int running;             /* H3: tasks being run by workers (under lq) */
+    int64_t pending;         /* H5: stolen tasks at the front of steal_buf, not yet queued */
+    int64_t pending_at;      /* index in steal_buf of the first pending task */
+    atomic_int want_tail;    /* H3: a worker found the ring full: re-read tail */
+    atomic_uint tail_epoch;  /* H3: bumped each time the comm thread answered want_tail */
+    atomic_int done;         /* H6: the pool terminated; the workers' loops end */
 
     pool_class *classes;
     int nclasses;
@@ -106,12 +126,23 @@ void herd__pool_queue_reset(herd_pool *p);
 char *herd__pool_push_slot(herd_pool *p, int cls, size_t size); /* NULL: full, last_error set */
 void herd__pool_push_commit(herd_pool *p);
 int herd__pool_pop(herd_pool *p, char *dst);  /* 1: a task copied to dst */
+int herd__pool_pop_after(herd_pool *p, char *dst, int finished); /* hybrid: running -= finished */
 int64_t herd__pool_reacquire(herd_pool *p);   /* tasks moved public -> private */
 void herd__pool_release(herd_pool *p, int64_t k);
 int64_t herd__pool_read_tail(herd_pool *p);
 /* Steal from victim into our private part; returns tasks taken, 0 when none. */
 int64_t herd__pool_steal(herd_pool *p, int victim);
 int64_t herd__pool_nlocal(const herd_pool *p);
+/* Hybrid: queue steal_buf's pending tasks as far as they fit (comm thread). */
+void herd__pool_insert_pending(herd_pool *p);
+/* 1 when the calling thread may make MPI calls on p's behalf (H1 roles). */
+int herd__pool_may_mpi(const herd_pool *p);
+/* Run the task copied into buf (class header first) on the calling thread. */
+void herd__pool_run(herd_pool *p, char *buf, double *active);
+
+/* hybrid.c */
+int herd__pool_hybrid_check(herd_pool *p); /* at create: herd started, MPI thread level */
+void herd__pool_process_hybrid(herd_pool *p);
 
 /* term.c */
 void herd__pool_term_init(herd_pool *p);

@@ -73,11 +73,31 @@ static int64_t afadd(herd_pool *p, int target, MPI_Aint off, int64_t delta) {
 
 int64_t herd__pool_read_tail(herd_pool *p) {
     int64_t t = aread(p, p->rank, POOL_TAIL_OFF);
-    p->tail_seen = t;
+    /* ORDER: release; pairs with the acquire load in herd__pool_push_slot()
+     * (hybrid workers): tail reached t only after the thieves' Gets of the
+     * slots below t completed (Q5.4-5), and our atomic read of tail came
+     * after that (R1, R3); a worker that sees t may overwrite those slots. */
+    atomic_store_explicit(&p->tail_seen, t, memory_order_release);
     return t;
 }
 
+static int64_t tail_seen(herd_pool *p) {
+    /* ORDER: acquire; pairs with the release store in herd__pool_read_tail(). */
+    return atomic_load_explicit(&p->tail_seen, memory_order_acquire);
+}
+
 int64_t herd__pool_nlocal(const herd_pool *p) { return p->head - p->split; }
+
+int herd__pool_may_mpi(const herd_pool *p) {
+    return !p->hybrid || !p->processing || pthread_equal(pthread_self(), p->comm_thread);
+}
+
+static void lq_lock(herd_pool *p) {
+    if (p->hybrid) pthread_mutex_lock(&p->lq);
+}
+static void lq_unlock(herd_pool *p) {
+    if (p->hybrid) pthread_mutex_unlock(&p->lq);
+}
 
 static char *slot_at(herd_pool *p, int64_t i) {
     return p->base + POOL_SLOTS_OFF + (size_t)(i % p->capacity) * p->slot_size;
@@ -140,7 +160,9 @@ int herd__pool_queue_init(herd_pool *p) {
     p->slot_size = (sizeof(pool_slot_hdr) + p->cfg.arg_max + 7) & ~(size_t)7;
     p->capacity = (int64_t)p->cfg.queue_capacity;
     memset(p->base, 0, POOL_SLOTS_OFF);
-    p->split = p->head = p->tail_seen = 0;
+    p->split = p->wsplit = p->head = 0;
+    atomic_store_explicit(&p->tail_seen, 0, memory_order_relaxed);
+    p->pending = p->pending_at = 0;
     /* A steal takes at most half the victim's queue (steal-half), at most 2
      * otherwise; the landing buffer is allocated once and recycled. */
     p->steal_buf_tasks = (size_t)(p->capacity + 1) / 2;
@@ -149,11 +171,36 @@ int herd__pool_queue_init(herd_pool *p) {
     return p->steal_buf && p->exec_buf ? HERD_OK : HERD_ENOMEM;
 }
 
+/* H3: a hybrid worker found the ring full by tail_seen: ask the comm thread
+ * for a fresh tail and wait for two answers (the first may have been under
+ * way before our request). Called with lq held; returns with lq held. */
+static int worker_ring_full(herd_pool *p) {
+    for (int answers = 0; answers < 2 && p->head - tail_seen(p) >= p->capacity; answers++) {
+        unsigned e = atomic_load_explicit(&p->tail_epoch, memory_order_acquire);
+        atomic_store_explicit(&p->want_tail, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&p->lq);
+        /* ORDER: acquire; pairs with the comm thread's release increment
+         * after its herd__pool_read_tail(). The comm thread keeps answering
+         * until the pool terminates, and it cannot while we run a task. */
+        while (atomic_load_explicit(&p->tail_epoch, memory_order_acquire) == e)
+            sched_yield();
+        pthread_mutex_lock(&p->lq);
+    }
+    return p->head - tail_seen(p) >= p->capacity;
+}
+
 /* Q1 (push, owner only): the slot at head, unless the ring is full. The
  * tail we know is a lower bound (thieves only raise it); when it says full,
- * read the real one before giving up. */
+ * read the real one before giving up. Hybrid (H3): returns with lq held,
+ * for herd__pool_push_commit() to release; on failure lq is released. */
 char *herd__pool_push_slot(herd_pool *p, int cls, size_t size) {
-    if (p->head - p->tail_seen >= p->capacity && p->head - herd__pool_read_tail(p) >= p->capacity) {
+    lq_lock(p);
+    int full = p->head - tail_seen(p) >= p->capacity;
+    if (full)
+        full = herd__pool_may_mpi(p) ? p->head - herd__pool_read_tail(p) >= p->capacity
+                                     : worker_ring_full(p);
+    if (full) {
+        lq_unlock(p);
         fprintf(stderr,
                 "herd pool: rank %d: queue full (%lld tasks); raise HERD_POOL_QUEUE or "
                 "herd_pool_config.queue_capacity\n",
@@ -170,13 +217,20 @@ char *herd__pool_push_slot(herd_pool *p, int cls, size_t size) {
 /* Q2 (release, owner only, no lock): publish the k oldest private tasks
  * by raising split. */
 void herd__pool_release(herd_pool *p, int64_t k) {
+    /* H2: the local bound first, so that no worker pops what we publish.
+     * The lock also orders the workers' stores into those slots (made
+     * before their unlock) before our MPI_Win_sync below. */
+    lq_lock(p);
+    p->split += k;
+    int64_t split = p->split;
+    lq_unlock(p);
     /* R2: our plain stores into those slots must be visible before a thief
      * can see the new split and MPI_Get them. MPI_Win_sync orders our local
      * stores before the atomic that publishes split (the unified model's
      * memory barrier). */
     POOL_MPI(p, MPI_Win_sync(p->win));
-    p->split += k;
-    awrite(p, p->rank, POOL_SPLIT_OFF, p->split);
+    p->wsplit = split;
+    awrite(p, p->rank, POOL_SPLIT_OFF, split);
     p->st.releases++;
 }
 
@@ -186,25 +240,43 @@ void herd__pool_push_commit(herd_pool *p) {
     p->head++;
     p->st.tasks_added++;
     int64_t nlocal = p->head - p->split;
+    lq_unlock(p);
+    /* Hybrid workers never publish (H4): the comm thread applies the policy. */
+    if (!herd__pool_may_mpi(p)) return;
     if (nlocal >= p->cfg.release_min && nlocal >= 2) {
         /* tail_seen >= split proves the public part empty (tail_seen <= tail
          * <= split). Otherwise it may still hold work; reading the real tail
-         * costs an atomic on our own window, so do it every 16th push only. */
-        if (p->tail_seen >= p->split ||
-            (++p->release_checks % 16 == 0 && herd__pool_read_tail(p) >= p->split))
+         * costs an atomic on our own window, so do it every 16th push, and
+         * when the private part reaches a power of two: a task that queues
+         * a few children and then runs long must not keep them private
+         * because a thief emptied the public part unseen (Q2). */
+        if (tail_seen(p) >= p->wsplit ||
+            ((++p->release_checks % 16 == 0 || (nlocal & (nlocal - 1)) == 0) &&
+             herd__pool_read_tail(p) >= p->wsplit))
             herd__pool_release(p, nlocal / 2);
     }
 }
 
 /* Q3 (pop, owner only): the newest private task, copied out so that the
  * running task may push into the slot it came from. */
-int herd__pool_pop(herd_pool *p, char *dst) {
-    if (p->head == p->split) return 0;
+int herd__pool_pop(herd_pool *p, char *dst) { return herd__pool_pop_after(p, dst, 0); }
+
+/* H3: a hybrid worker that just finished a task counts it out (running--)
+ * in the same critical section as its next pop: one lock hold per task. */
+int herd__pool_pop_after(herd_pool *p, char *dst, int finished) {
+    lq_lock(p);
+    p->running -= finished;
+    if (p->head == p->split) {
+        lq_unlock(p);
+        return 0;
+    }
     p->head--;
     const char *s = slot_at(p, p->head);
     pool_slot_hdr h;
     memcpy(&h, s, sizeof h);
     memcpy(dst, s, sizeof h + h.size);
+    p->running++; /* H3: counted until the task returned (hybrid only reads it) */
+    lq_unlock(p);
     return 1;
 }
 
@@ -213,18 +285,24 @@ int herd__pool_pop(herd_pool *p, char *dst) {
 int64_t herd__pool_reacquire(herd_pool *p) {
     /* Q4.1: nothing to take when the tail we know has reached split (it
      * only grows). */
-    if (p->tail_seen >= p->split) return 0;
+    if (tail_seen(p) >= p->wsplit) return 0;
     lock_take(p, p->rank, 0); /* Q4.2 */
     int64_t tail = herd__pool_read_tail(p);
-    int64_t pub = p->split - tail, k = 0;
+    int64_t pub = p->wsplit - tail, k = 0;
     if (pub > 0) {
         /* Q4.3: lower split under the lock. A thief holding the lock read
          * split before we did and has finished; one that reads it later sees
          * the new value; one that read it without the lock re-reads it under
          * the lock before taking anything (Q5.3). */
         k = (pub + 1) / 2;
-        p->split -= k;
-        awrite(p, p->rank, POOL_SPLIT_OFF, p->split);
+        p->wsplit -= k;
+        awrite(p, p->rank, POOL_SPLIT_OFF, p->wsplit);
+        /* H2: the window's split first, then the local bound: the tasks
+         * between them become poppable only once no thief can take them.
+         * split == the old wsplit here: only this thread moves either. */
+        lq_lock(p);
+        p->split = p->wsplit;
+        lq_unlock(p);
         p->st.reacquires++;
     }
     lock_give(p, p->rank); /* Q4.4 */
@@ -282,6 +360,17 @@ int64_t herd__pool_steal(herd_pool *p, int victim) {
     awrite(p, victim, POOL_TAIL_OFF, tail + k);
     lock_give(p, victim); /* Q5.6 */
 
+    p->st.steals++;
+    p->st.tasks_stolen += (uint64_t)k;
+    p->st.bytes_stolen += (uint64_t)k * ss;
+    if (p->hybrid) {
+        /* H5: workers may have pushed since we found the queue empty; what
+         * does not fit waits in steal_buf. The comm thread's loop releases. */
+        p->pending_at = 0;
+        p->pending = k;
+        herd__pool_insert_pending(p);
+        return k;
+    }
     /* Q5.7: they become our private tasks, oldest deepest, so that we run the
      * newest first and keep the oldest (likely the largest) for thieves. Our
      * ring is empty (we only steal when idle), so k <= capacity / 2 fit. */
@@ -289,10 +378,21 @@ int64_t herd__pool_steal(herd_pool *p, int victim) {
         memcpy(slot_at(p, p->head), p->steal_buf + (size_t)i * ss, ss);
         p->head++;
     }
-    p->st.steals++;
-    p->st.tasks_stolen += (uint64_t)k;
-    p->st.bytes_stolen += (uint64_t)k * ss;
-    if (k >= 2 && k >= p->cfg.release_min && herd__pool_read_tail(p) >= p->split)
+    if (k >= 2 && k >= p->cfg.release_min && herd__pool_read_tail(p) >= p->wsplit)
         herd__pool_release(p, k / 2);
     return k;
+}
+
+void herd__pool_insert_pending(herd_pool *p) {
+    size_t ss = p->slot_size;
+    lq_lock(p);
+    int64_t room = p->capacity - (p->head - tail_seen(p));
+    int64_t n = p->pending < room ? p->pending : room;
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(slot_at(p, p->head), p->steal_buf + (size_t)(p->pending_at + i) * ss, ss);
+        p->head++;
+    }
+    p->pending_at += n;
+    p->pending -= n;
+    lq_unlock(p);
 }

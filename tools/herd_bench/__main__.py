@@ -13,6 +13,7 @@
   check-inputs BENCH_DIR
           whether the sizes of suite.py (what the native and oneTBB peers are
           told) agree with what BENCH_DIR/omp/omp_* --list-inputs print
+  mpi     the MPI pool's suite: run | plot (herd_bench/mpi_suite.py)
 """
 from __future__ import annotations
 
@@ -273,8 +274,11 @@ def main(argv: list[str]) -> int:
         return cmd_multiprog(None, rest)
     if cmd == "check-inputs":
         return cmd_check_inputs(rest)
-    print(f"herd_bench: unknown command {cmd!r} (bench, report, table, multiprog, check-inputs)",
-          file=sys.stderr)
+    if cmd == "mpi":
+        from .mpi_suite import main as mpi_main
+        return mpi_main(rest)
+    print(f"herd_bench: unknown command {cmd!r} "
+          "(bench, report, table, multiprog, check-inputs, mpi)", file=sys.stderr)
     return 2
 
 
