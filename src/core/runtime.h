@@ -99,8 +99,14 @@ typedef struct herd__work {
 typedef herd__taskcopy herd__qtask;
 herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void *arg,
                              size_t size);
+/* A new queued task at the back of q. Returns 0 or HERD_ENOMEM (nothing
+ * queued). The caller wakes whoever may take it (W3). */
+int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const void *arg,
+                     size_t size);
 /* Move a queued task into out->task and free it. */
 void herd__qtask_take(herd__qtask *t, herd__work *out);
+/* Take the task at q's front or back into *out: 1, or 0 when q is empty. */
+int herd__qtask_pop(herd__tq *q, int from_front, herd__work *out);
 
 typedef struct herd__worker {
     herd__hot hot;            /* first: the inline paths see it as herd__tls */

@@ -184,6 +184,26 @@ herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void
     return t;
 }
 
+int herd__qtask_pop(herd__tq *q, int from_front, herd__work *out) {
+    herd__qtask *t = herd__tq_pop(q, from_front);
+    if (!t)
+        return 0;
+    herd__qtask_take(t, out);
+    return 1;
+}
+
+int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const void *arg,
+                     size_t size) {
+    herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
+    if (!t)
+        return HERD_ENOMEM;
+    if (herd__tq_push(q, t, 0) != 0) {
+        free(t);
+        return HERD_ENOMEM;
+    }
+    return 0;
+}
+
 void herd__qtask_take(herd__qtask *t, herd__work *out) {
     out->ult = NULL;
     memcpy(&out->task, t, offsetof(herd__qtask, arg) + t->size);
@@ -210,13 +230,8 @@ static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t 
  * that worker's own (take_mine). */
 static int place_task(herd__worker *w, herd__tq *q, int shepherd, herd__worker *only,
                       herd_fn fn, void *parent, uint16_t kind, const void *arg, size_t size) {
-    herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
-    if (!t)
+    if (herd__qtask_push(q, fn, parent, kind, arg, size) != 0)
         return HERD_ENOMEM;
-    if (herd__tq_push(q, t, 0) != 0) {
-        free(t);
-        return HERD_ENOMEM;
-    }
     herd__count(&w->hot.spawned);
     if (only) {
         if (only != w)

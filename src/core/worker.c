@@ -152,13 +152,7 @@ static int take_home(herd__worker *w, herd__work *out) {
 
 /* Tasks placed on this worker alone (herd__group_place_worker). */
 static int take_mine(herd__worker *w, herd__work *out) {
-    if (herd__tq_size(&w->mine) == 0)
-        return 0;
-    herd__qtask *t = herd__tq_pop(&w->mine, 1);
-    if (!t)
-        return 0;
-    herd__qtask_take(t, out);
-    return 1;
+    return herd__tq_size(&w->mine) != 0 && herd__qtask_pop(&w->mine, 1, out);
 }
 
 /* The queue scheduler's queue for this worker (none for deque schedulers). */
@@ -168,11 +162,7 @@ static int take_queued(herd__worker *w, herd__work *out) {
 
 /* Tasks placed on this worker's shepherd (herd_loop's per-shepherd split). */
 static int take_placed(herd__worker *w, herd__work *out) {
-    herd__qtask *t = herd__tq_pop(&w->rt->shepherds[w->shepherd].placed, 1);
-    if (!t)
-        return 0;
-    herd__qtask_take(t, out);
-    return 1;
+    return herd__qtask_pop(&w->rt->shepherds[w->shepherd].placed, 1, out);
 }
 
 /* Everything this worker may take without stealing, newest work first. */
@@ -275,10 +265,7 @@ void herd__sched_loop(herd__worker *w) {
             if (idle_since) {
                 uint64_t d = herd__now_ns() - idle_since;
                 herd__trace_idle(w, idle_since, idle_since + d);
-                atomic_store_explicit(
-                    &w->stats.idle_ns,
-                    atomic_load_explicit(&w->stats.idle_ns, memory_order_relaxed) + d,
-                    memory_order_relaxed);
+                HERD__ADD(w, idle_ns, d);
                 idle_since = 0;
             }
             fails = 0;

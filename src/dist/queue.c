@@ -51,17 +51,15 @@ static void aread_meta(herd_pool *p, int target, int64_t *tail, int64_t *split) 
     *split = v[1];
 }
 
-static void awrite(herd_pool *p, int target, MPI_Aint off, int64_t val) {
-    int64_t old = 0;
-    POOL_MPI(p, MPI_Fetch_and_op(&val, &old, MPI_INT64_T, target, off, MPI_REPLACE, p->win));
-    POOL_MPI(p, MPI_Win_flush(target, p->win));
-}
-
 static int64_t aswap(herd_pool *p, int target, MPI_Aint off, int64_t val) {
     int64_t old = 0;
     POOL_MPI(p, MPI_Fetch_and_op(&val, &old, MPI_INT64_T, target, off, MPI_REPLACE, p->win));
     POOL_MPI(p, MPI_Win_flush(target, p->win));
     return old;
+}
+
+static void awrite(herd_pool *p, int target, MPI_Aint off, int64_t val) {
+    (void)aswap(p, target, off, val);
 }
 
 static int64_t afadd(herd_pool *p, int target, MPI_Aint off, int64_t delta) {

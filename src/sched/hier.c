@@ -30,25 +30,16 @@ static herd__tq *back_of(const herd__rt *rt) { return (herd__tq *)rt->sched_data
 static int hier_place_first_level(herd__worker *w, herd_fn fn, void *parent, const void *arg,
                                   size_t size) {
     herd__rt *rt = w->rt;
-    herd__qtask *t = herd__qtask_new(fn, parent, HERD__KIND_TASK, arg, size);
-    if (!t)
-        return HERD_ENOMEM;
     /* Round robin from the spawning worker on: the first child stays. */
     int target = (int)((unsigned)(w->id + (int)w->rr++) % (unsigned)rt->nworkers);
-    if (herd__tq_push(&back_of(rt)[target], t, 0) != 0) {
-        free(t);
+    if (herd__qtask_push(&back_of(rt)[target], fn, parent, HERD__KIND_TASK, arg, size) != 0)
         return HERD_ENOMEM;
-    }
     herd__wake_one(rt); /* W3: the target, or any thief, may take it */
     return 0;
 }
 
 static int hier_take(herd__worker *w, herd__work *out) {
-    herd__qtask *t = herd__tq_pop(&back_of(w->rt)[w->id], 1);
-    if (!t)
-        return 0;
-    herd__qtask_take(t, out);
-    return 1;
+    return herd__qtask_pop(&back_of(w->rt)[w->id], 1, out);
 }
 
 /* W2's recheck: a first-level task anywhere can be taken or stolen by w. */
@@ -63,11 +54,9 @@ static int hier_has_work(herd__worker *w) {
 /* Victim v: the back of its queue (its newest first-level task), then what
  * every stealing scheduler tries (its ready queue, its deque's old end). */
 static herd__steal_result hier_attempt(herd__worker *w, int v, herd__work *out) {
-    herd__qtask *t = herd__tq_pop(&back_of(w->rt)[v], 0);
-    if (!t)
+    if (!herd__qtask_pop(&back_of(w->rt)[v], 0, out))
         return herd__steal_from(w, v, out);
     HERD__COUNT(w, steal_attempts);
-    herd__qtask_take(t, out);
     out->victim = v;
     out->victim_shepherd = w->rt->workers[v].shepherd;
     out->ntasks = 1;

@@ -75,23 +75,14 @@ static int mts_init(herd__rt *rt) {
 
 static int mts_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind, const void *arg,
                     size_t size) {
-    herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
-    if (!t)
+    if (herd__qtask_push(&shep_of(w->rt, w->shepherd)->q, fn, parent, kind, arg, size) != 0)
         return HERD_ENOMEM;
-    if (herd__tq_push(&shep_of(w->rt, w->shepherd)->q, t, 0) != 0) {
-        free(t);
-        return HERD_ENOMEM;
-    }
     herd__wake_one(w->rt); /* W3: a shepherd-mate takes it, or another shepherd steals it */
     return 0;
 }
 
 static int mts_take(herd__worker *w, herd__work *out) {
-    herd__qtask *t = herd__tq_pop(&shep_of(w->rt, w->shepherd)->q, 0);
-    if (!t)
-        return 0;
-    herd__qtask_take(t, out);
-    return 1;
+    return herd__qtask_pop(&shep_of(w->rt, w->shepherd)->q, 0, out);
 }
 
 /* How many tasks one steal moves for a shepherd of n workers. */

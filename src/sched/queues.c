@@ -59,22 +59,11 @@ static herd__tq *own_queue(herd__worker *w) {
 
 static int push_at(herd__worker *w, int qi, herd_fn fn, void *parent, uint16_t kind,
                    const void *arg, size_t size) {
-    herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
-    if (!t)
-        return HERD_ENOMEM;
-    if (herd__tq_push(&data_of(w->rt)->q[qi], t, 0) != 0) {
-        free(t);
-        return HERD_ENOMEM;
-    }
-    return 0;
+    return herd__qtask_push(&data_of(w->rt)->q[qi], fn, parent, kind, arg, size);
 }
 
 static int queues_take(herd__worker *w, herd__work *out) {
-    herd__qtask *t = herd__tq_pop(own_queue(w), data_of(w->rt)->take_front);
-    if (!t)
-        return 0;
-    herd__qtask_take(t, out);
-    return 1;
+    return herd__qtask_pop(own_queue(w), data_of(w->rt)->take_front, out);
 }
 
 static int queues_has_work(herd__worker *w) { return herd__tq_size(own_queue(w)) != 0; }

@@ -172,49 +172,36 @@ def plot(cs: dict[tuple[str, int, str, str], Cell], outdir: Path, note: str = ""
         plt.close(fig)
         written.append(p)
 
+    def figure(ks: list[str], lines: list[tuple[str, str, str]], keys: tuple[str, str],
+               ylabels: tuple[str, str], what: str, name: str, title: str) -> None:
+        """One column per kernel, one row per key; lines: (label, lock, split)."""
+        fig, ax = plt.subplots(2, len(ks), figsize=(3.9 * len(ks), 6), squeeze=False)
+        for j, k in enumerate(ks):
+            for label, lock, split in lines:
+                for i, key in enumerate(keys):
+                    x, y = _series(cs, k, lock, split, key)
+                    if x:
+                        ax[i][j].plot(x, y, marker="o", label=label)
+            ax[0][j].set_title(f"{k} ({what})", fontsize=9)
+            ax[0][j].set_ylabel(ylabels[0])
+            ax[1][j].set_ylabel(ylabels[1])
+            ax[1][j].set_xlabel("ranks")
+            ax[0][j].legend(fontsize=8)
+        finish(fig, name, title)
+
     uts = [k for k in kernels if k.startswith("uts")]
+    rate = ("mtasks_per_s", "efficiency")
+    rate_labels = ("Mtasks/s", "efficiency (active/total)")
+    by_lock = [(lock, lock, "half") for lock in LOCKS]
     if uts:  # Figure 5: split schemes on UTS, aborting lock.
-        fig, ax = plt.subplots(2, len(uts), figsize=(4.2 * len(uts), 6), squeeze=False)
-        for j, k in enumerate(uts):
-            for s in SPLITS:
-                for i, key in enumerate(("mtasks_per_s", "efficiency")):
-                    x, y = _series(cs, k, "aborting", s, key)
-                    if x:
-                        ax[i][j].plot(x, y, marker="o", label=f"steal-{s}")
-            ax[0][j].set_title(f"{k} (aborting lock)", fontsize=9)
-            ax[0][j].set_ylabel("Mtasks/s")
-            ax[1][j].set_ylabel("efficiency (active/total)")
-            ax[1][j].set_xlabel("ranks")
-            ax[0][j].legend(fontsize=8)
-        finish(fig, "mpi-fig5-split.png", "Split schemes (paper 001 Fig. 5)")
-    if kernels:  # Figure 6: lock schemes, steal-half.
-        fig, ax = plt.subplots(2, len(kernels), figsize=(3.6 * len(kernels), 6), squeeze=False)
-        for j, k in enumerate(kernels):
-            for lock in LOCKS:
-                for i, key in enumerate(("mtasks_per_s", "efficiency")):
-                    x, y = _series(cs, k, lock, "half", key)
-                    if x:
-                        ax[i][j].plot(x, y, marker="o", label=lock)
-            ax[0][j].set_title(f"{k} (steal-half)", fontsize=9)
-            ax[0][j].set_ylabel("Mtasks/s")
-            ax[1][j].set_ylabel("efficiency")
-            ax[1][j].set_xlabel("ranks")
-            ax[0][j].legend(fontsize=8)
-        finish(fig, "mpi-fig6-locks.png", "Lock schemes (paper 001 Fig. 6)")
-        # Figure 7: failed and aborted steals per lock scheme.
-        fig, ax = plt.subplots(2, len(kernels), figsize=(3.6 * len(kernels), 6), squeeze=False)
-        for j, k in enumerate(kernels):
-            for lock in LOCKS:
-                for i, key in enumerate(("failed", "aborted")):
-                    x, y = _series(cs, k, lock, "half", key)
-                    if x:
-                        ax[i][j].plot(x, y, marker="o", label=lock)
-            ax[0][j].set_title(f"{k} (steal-half)", fontsize=9)
-            ax[0][j].set_ylabel("failed steals")
-            ax[1][j].set_ylabel("aborted steals")
-            ax[1][j].set_xlabel("ranks")
-            ax[0][j].legend(fontsize=8)
-        finish(fig, "mpi-fig7-steals.png", "Failed and aborted steals (paper 001 Fig. 7)")
+        figure(uts, [(f"steal-{s}", "aborting", s) for s in SPLITS], rate, rate_labels,
+               "aborting lock", "mpi-fig5-split.png", "Split schemes (paper 001 Fig. 5)")
+    if kernels:  # Figure 6: lock schemes, steal-half; Figure 7: their failed and aborted steals.
+        figure(kernels, by_lock, rate, rate_labels, "steal-half", "mpi-fig6-locks.png",
+               "Lock schemes (paper 001 Fig. 6)")
+        figure(kernels, by_lock, ("failed", "aborted"), ("failed steals", "aborted steals"),
+               "steal-half", "mpi-fig7-steals.png",
+               "Failed and aborted steals (paper 001 Fig. 7)")
     return written
 
 
