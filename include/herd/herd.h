@@ -58,10 +58,12 @@ HERD_API const char *herd_strerror(int err);
  *  HERD_* environment variable, and failing that from the built-in default.
  *  The README's reference section documents each variable and its forms. */
 typedef struct herd_config {
-    int workers;          /**< HERD_WORKERS: number of workers; default all PUs */
+    int workers;          /**< HERD_WORKERS: number of workers (or "auto", environment
+                               only); default all PUs */
     const char *sched;    /**< HERD_SCHED: auto, ws, ws-nearest, numa, numa-random, hier, mts,
                                central, lifo, fifo */
-    const char *bind;     /**< HERD_BIND: none, compact, scatter, numa-priority */
+    const char *bind;     /**< HERD_BIND: none, compact, scatter, numa-priority,
+                               static, bll, xll */
     const char *topology; /**< HERD_TOPOLOGY: hwloc synthetic string or XML path */
     const char *shepherd; /**< HERD_SHEPHERD: pu, core, l2, l3, numa, package, machine */
     size_t stack_size;    /**< HERD_STACK: bytes per task stack; default 128 KiB */
