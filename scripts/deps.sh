@@ -32,6 +32,9 @@ probe() {
     libssl-dev) have pkg-config && pkg-config --exists openssl ;;
     python3) have python3 ;;
     gcc-aarch64-linux-gnu) have aarch64-linux-gnu-gcc ;;
+    # Only a Recommends of gcc-aarch64-linux-gnu: an install without
+    # recommends has no AArch64 libc headers, and the test cannot compile.
+    libc6-dev-arm64-cross) [ -e /usr/aarch64-linux-gnu/include/stdio.h ] ;;
     qemu-user) have qemu-aarch64 ;;
     libomp-dev) compgen -G '/usr/lib/llvm-*/lib/libomp.so.5' >/dev/null ||
         compgen -G '/usr/lib/*/libomp.so.5' >/dev/null ;;
@@ -65,7 +68,7 @@ done
 # libomp-dev and libtbb-dev: the LLVM OpenMP and oneTBB peers of the benchmarks;
 # gfortran: the OpenMP Fortran test (tests/omp).
 required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
-    gcc-aarch64-linux-gnu qemu-user libomp-dev libtbb-dev gfortran)
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libomp-dev libtbb-dev gfortran)
 # openmpi-bin, libopenmpi-dev: the MPI task pool (libherd-pool) and its mpi tests.
 required+=(openmpi-bin libopenmpi-dev)
 
