@@ -520,15 +520,31 @@ static int resolve_steal(const herd_config *cfg, herd__settings *out) {
                     STEAL_FORMS);
 }
 
+#define IDLE_FORMS "spin, sleep, adaptive, adaptive:US (US from 1 to 1000000 microseconds)"
+#define SPIN_US_MAX 1000000
+
 static int resolve_idle(const herd_config *cfg, herd__settings *out) {
     origin o;
-    const choice *c;
     origin_of(&o, cfg, cfg ? cfg->idle : NULL, "idle", "HERD_IDLE");
     if (!o.value) o.value = "adaptive";
-    if (pick_choice(&o, idle_choices, NCHOICES(idle_choices), "idle policy", &c))
-        return HERD_EINVAL;
-    out->idle = (herd__idle)c->value;
-    return 0;
+    out->spin_us = 0;
+    if (strncasecmp(o.value, "adaptive:", 9) == 0) {
+        long us;
+        const char *why = scan_long(o.value + 9, 1, SPIN_US_MAX, &us);
+        if (why)
+            return complain(&o, why, "accepted", IDLE_FORMS);
+        out->idle = HERD__IDLE_ADAPTIVE;
+        out->spin_us = (uint32_t)us;
+        return 0;
+    }
+    for (size_t i = 0; i < NCHOICES(idle_choices); i++) {
+        if (strcasecmp(idle_choices[i].name, o.value) == 0) {
+            out->idle = (herd__idle)idle_choices[i].value;
+            return 0;
+        }
+    }
+    return complain(&o, o.value[0] ? "unknown idle policy" : "empty value", "accepted",
+                    IDLE_FORMS);
 }
 
 static int resolve_stats(const herd_config *cfg, herd__settings *out) {

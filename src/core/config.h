@@ -45,6 +45,7 @@ typedef struct herd__settings {
     int shepherd_set;         /* 1 when cfg or HERD_SHEPHERD named the level */
     size_t stack_size;        /* bytes, page-multiple, >= 16 KiB */
     herd__idle idle;
+    uint32_t spin_us;         /* adaptive: how long to search before sleeping; 0 = default */
     herd__stats_mode stats;
     char stats_path[1024];
     int stack_guard;          /* 1 on, 0 off */

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,21 @@ static int open_registry(herd__rt *rt) {
     return rc;
 }
 
+/* How long an adaptive idle worker searches before it sleeps. A sleeper
+ * misses work that is published and taken back before the futex wake-up
+ * lands (tens of microseconds), and a task-parallel program has such gaps at
+ * every taskwait; so search 1 ms when each worker can have a CPU of its own.
+ * With more workers than the CPUs this process may use, a searching worker
+ * takes CPU time from a busy one: search 50 us (docs/design/tasks.md,
+ * "Worker loop and sleep"). HERD_IDLE=adaptive:US sets it. */
+static uint64_t adaptive_spin_ns(const herd__settings *set, int nworkers) {
+    if (set->spin_us)
+        return (uint64_t)set->spin_us * 1000;
+    cpu_set_t cpus;
+    int ncpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    return nworkers <= ncpus ? 1000000 : 50000;
+}
+
 /* Settings, topology, the number of workers and their records; no PU is
  * chosen yet. */
 static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
@@ -272,6 +288,7 @@ static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
             return rc;
         }
     }
+    rt->spin_ns = adaptive_spin_ns(&rt->set, rt->nworkers);
     herd__stack_conf_init(&rt->stacks, rt->set.stack_size, rt->set.stack_guard);
     rt->pu_of_worker = calloc((size_t)rt->nworkers, sizeof(int));
     rt->workers =

@@ -235,6 +235,7 @@ typedef struct herd__rt {
     herd__inject *inject_head, *inject_tail;
     _Atomic long inject_size;
     /* W1..W4: sleeping workers. */
+    uint64_t spin_ns;         /* HERD_IDLE=adaptive: search this long, then sleep */
     _Atomic int sleepers;
     _Atomic uint32_t wake_seq;
     /* herd__start_ex flags (docs/design/openmp.md, "Core mechanisms"). */

@@ -240,25 +240,36 @@ static void idle_sleep(herd__worker *w) {
     atomic_fetch_sub_explicit(&rt->sleepers, 1, memory_order_relaxed);
 }
 
-static void idle_step(herd__worker *w, unsigned *fails) {
+/* One failed search: pause, or sleep once an adaptive worker has searched
+ * for rt->spin_ns since it last found work or woke up (*spin_since, 0 when
+ * not yet started). */
+static void idle_step(herd__worker *w, unsigned *fails, uint64_t *spin_since) {
     herd__idle mode = w->rt->set.idle;
-    if (mode == HERD__IDLE_SLEEP || (mode == HERD__IDLE_ADAPTIVE && *fails >= SPIN_ROUNDS)) {
+    if (mode == HERD__IDLE_ADAPTIVE) {
+        uint64_t now = herd__now_ns();
+        if (!*spin_since)
+            *spin_since = now;
+        else if (now - *spin_since >= w->rt->spin_ns)
+            mode = HERD__IDLE_SLEEP;
+    }
+    if (mode == HERD__IDLE_SLEEP) {
         idle_sleep(w);
         *fails = 0;
+        *spin_since = 0;
         return;
     }
     (*fails)++;
     for (int i = 0; i < 32; i++)
         herd__cpu_relax();
-    /* A spinning worker may share its core with a busy one (more workers
+    /* A searching worker may share its core with a busy one (more workers
      * than cores): let it run now and then. */
-    if (mode == HERD__IDLE_SPIN && *fails % SPIN_ROUNDS == 0)
+    if (*fails % SPIN_ROUNDS == 0)
         sched_yield();
 }
 
 void herd__sched_loop(herd__worker *w) {
     unsigned fails = 0;
-    uint64_t idle_since = 0;
+    uint64_t idle_since = 0, spin_since = 0;
     for (;;) {
         herd__work work;
         if (find_work(w, &work)) {
@@ -269,6 +280,7 @@ void herd__sched_loop(herd__worker *w) {
                 idle_since = 0;
             }
             fails = 0;
+            spin_since = 0;
             if (work.ult)
                 herd__resume_from_loop(w, work.ult);
             herd__run_root(w, &work.task);
@@ -288,6 +300,6 @@ void herd__sched_loop(herd__worker *w) {
                                   memory_order_relaxed);
             herd__worker_exit(w);
         }
-        idle_step(w, &fails);
+        idle_step(w, &fails, &spin_since);
     }
 }

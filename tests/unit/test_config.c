@@ -334,9 +334,18 @@ static void test_idle(void) {
     if (accept_env("HERD_IDLE", "sleep", &s)) CHECK(s.idle == HERD__IDLE_SLEEP);
     if (accept_env("HERD_IDLE", "adaptive", &s)) CHECK(s.idle == HERD__IDLE_ADAPTIVE);
     if (accept_env("HERD_IDLE", "SPIN", &s)) CHECK(s.idle == HERD__IDLE_SPIN);
-    const char *forms = "spin, sleep, adaptive";
+    if (accept_env("HERD_IDLE", "adaptive", &s)) CHECK(s.spin_us == 0); /* the default */
+    if (accept_env("HERD_IDLE", "adaptive:250", &s))
+        CHECK(s.idle == HERD__IDLE_ADAPTIVE && s.spin_us == 250);
+    if (accept_env("HERD_IDLE", "Adaptive:1000000", &s)) CHECK(s.spin_us == 1000000);
+    const char *forms = "spin, sleep, adaptive, adaptive:US (US from 1 to 1000000 microseconds)";
     reject_env("HERD_IDLE", "busy", "unknown idle policy", "accepted", forms);
     reject_env("HERD_IDLE", "", "empty value", "accepted", forms);
+    reject_env("HERD_IDLE", "adaptive:0", "out of range", "accepted", forms);
+    reject_env("HERD_IDLE", "adaptive:1000001", "out of range", "accepted", forms);
+    reject_env("HERD_IDLE", "adaptive:", "empty value", "accepted", forms);
+    reject_env("HERD_IDLE", "adaptive:5ms", "not a decimal integer (trailing characters)",
+               "accepted", forms);
 }
 
 /* HERD_SPAWN / HERD_STEAL: every form parses here; whether the scheduler
