@@ -374,8 +374,10 @@ static void stop_workers(herd__rt *rt, int started) {
     /* Adopt mode: worker 0's stack cache has no thread to free it. No
      * thread holds worker 0 now (herd_stop waited; a failed start never
      * adopted). */
-    if (rt->adopt)
+    if (rt->adopt) {
         herd__worker_free_cache(&rt->workers[0]);
+        herd__adopt_unpin(rt);
+    }
 }
 
 /* Start the workers' threads (all but worker 0 in adopt mode: a thread

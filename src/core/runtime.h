@@ -12,6 +12,8 @@
 #include "ult/stack.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <sys/types.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -242,6 +244,12 @@ typedef struct herd__rt {
     int adopt;            /* worker 0 has no pthread: a caller lends its thread */
     int tied;             /* suspended ULTs resume on the worker they suspended on */
     _Atomic int adopted;  /* 1 while a thread holds worker 0 (adopt mode) */
+    /* The thread pinned to worker 0's PU as its adopter (0: none) and the
+     * mask it had before, restored when another thread adopts or at
+     * herd_stop (core/adopt.c). Written only by the adopting thread while it
+     * holds `adopted`, and by herd_stop after the last holder left. */
+    pid_t adopt_pinned_tid;
+    cpu_set_t adopt_saved_mask;
     _Atomic int closing;  /* herd_stop() began: new herd_run() calls are refused */
     _Atomic int stopping; /* no run is left: idle workers exit */
     uint64_t start_ns;
@@ -306,6 +314,9 @@ static inline void herd__set_first_level(herd__worker *w, herd__frame *f) {
 }
 void herd__join_done(herd__join *j);
 void herd__frame_wait(herd__frame *f);
+
+/* core/adopt.c: give the last adopter back its own CPU mask (herd_stop). */
+void herd__adopt_unpin(herd__rt *rt);
 
 /* core/ult.c: suspending and resuming tasks. */
 /* Suspend the calling task. `arm` runs on the worker's next stack once the

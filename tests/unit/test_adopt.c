@@ -5,7 +5,10 @@
  *   started it;
  * - herd__group_place_worker starts a task on the chosen worker;
  * - one adopter at a time: a second thread gets HERD_EBUSY; enter/leave
- *   repeat; herd_stop afterwards.
+ *   repeat; herd_stop afterwards;
+ * - the adopter is pinned to worker 0's PU from its first enter until
+ *   herd_stop, which gives it back its own CPU mask (under HERD_BIND=none
+ *   and on synthetic topologies its mask is never touched).
  * Checks are on thread identity and exact counts, never on timing. */
 // herd-test-matrix: unit
 // herd-test-env: HERD_WORKERS=2
@@ -17,6 +20,7 @@
 #include "core/runtime.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -111,7 +115,23 @@ static void region(int tied, int nworkers) {
     }
 }
 
+static cpu_set_t own_mask; /* the thread's mask before any herd_start */
+
+/* pinned: the caller has adopted worker 0 of the running runtime. */
+static void check_mask(int pinned) {
+    cpu_set_t now;
+    CHECK(sched_getaffinity(0, sizeof now, &now) == 0);
+    herd__rt *rt = herd__rt_global;
+    if (pinned && rt->set.bind != HERD__BIND_NONE && !rt->topo.synthetic) {
+        CHECK_EQ(CPU_COUNT(&now), 1);
+        CHECK(CPU_ISSET(rt->topo.os_index[rt->pu_of_worker[0]], &now));
+    } else {
+        CHECK(CPU_EQUAL(&now, &own_mask));
+    }
+}
+
 int main(void) {
+    CHECK(sched_getaffinity(0, sizeof own_mask, &own_mask) == 0);
     for (int tied = 1; tied >= 0; tied--) {
         herd_mutex_init(&mtx);
         guarded = 0;
@@ -120,11 +140,15 @@ int main(void) {
         CHECK_OK(herd__start_ex(NULL, HERD__START_ADOPT | (tied ? HERD__START_TIED : 0)));
         int n = herd_num_workers();
         herd__frame fr;
+        check_mask(0);
         CHECK_RC(herd__adopt_enter(&fr), 0);
+        check_mask(1);
         herd__adopt_leave(&fr);
+        check_mask(1); /* kept between regions */
         for (int r = 0; r < 3; r++) {
             atomic_store(&placed_ok, 0);
             region(tied, n);
+            check_mask(1);
         }
         /* Per region: 1 leaf, 3^d leaves of the tree, n placed trees of 9. */
         long per = 1 + 3 * 3 * 3 * 3 * 3 + 9L * n;
@@ -133,6 +157,7 @@ int main(void) {
         CHECK_EQ(atomic_load(&done), 3 * per);
         CHECK_EQ(guarded, 3 * per);
         CHECK_OK(herd_stop());
+        check_mask(0); /* its own mask again */
         /* Not in adopt mode: enter is refused. */
         CHECK_OK(herd_start(NULL));
         CHECK_RC(herd__adopt_enter(&fr), HERD_ESTATE);
