@@ -53,6 +53,8 @@ static const char *const known_vars[] = {
     "HERD_WORKERS",  "HERD_SCHED", "HERD_BIND",  "HERD_TOPOLOGY", "HERD_SHEPHERD", "HERD_STACK",
     "HERD_STACK_GUARD", "HERD_IDLE", "HERD_STATS", "HERD_TRACE",  "HERD_SPAWN",    "HERD_STEAL",
     "HERD_REGISTRY",
+    /* read by libherd-omp (src/omp/icv.c), which checks its value */
+    "HERD_OMP_THROTTLE",
     /* read by libherd-pool (src/dist/pool.c), which checks their values */
     "HERD_POOL_LOCK", "HERD_POOL_STEAL", "HERD_POOL_QUEUE", "HERD_POOL_ARG_MAX", "HERD_POOL_RELEASE",
     "HERD_POOL_HYBRID", "HERD_POOL_STATS",

@@ -5,6 +5,7 @@
 #include "omp/omp.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,20 @@ static size_t parse_stacksize(const char *s) {
 
 static char herd_bind_env[16];
 
+/* HERD_OMP_THROTTLE (task.c, "Creation throttle"): off, or 1..1000000. */
+#define THROTTLE_DEFAULT 4
+static int parse_throttle(const char *s) {
+    const char *forms = "off, or an integer from 1 to 1000000";
+    if (!strcasecmp(s, "off"))
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s < '0' || *s > '9' || *end || errno || v < 1 || v > 1000000)
+        bad("HERD_OMP_THROTTLE", s, forms);
+    return (int)v;
+}
+
 void herd__omp_init(void) {
     omp_global *g = &herd__omp_g;
     omp_icv *icv = &g->icv;
@@ -112,6 +127,9 @@ void herd__omp_init(void) {
     g->workers = 0;
     if ((s = getenv("HERD_WORKERS")) && *s)
         g->workers = (int)parse_long("HERD_WORKERS", s, 1, "an integer >= 1");
+    g->throttle = THROTTLE_DEFAULT;
+    if ((s = getenv("HERD_OMP_THROTTLE")) && *s)
+        g->throttle = parse_throttle(s);
     icv->nthreads = 0;
     if ((s = getenv("OMP_NUM_THREADS")) && *s)
         icv->nthreads = (int)parse_long("OMP_NUM_THREADS", s, 1, "integers >= 1, comma-separated");

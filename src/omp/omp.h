@@ -52,6 +52,7 @@ typedef struct omp_global {
     int wait_active;      /* OMP_WAIT_POLICY=active */
     size_t stacksize;     /* OMP_STACKSIZE, 0 if unset */
     int max_task_priority;
+    int throttle;         /* HERD_OMP_THROTTLE: queued tasks before new ones run at once; 0 off */
 } omp_global;
 extern omp_global herd__omp_g;
 

@@ -44,13 +44,20 @@ static int thread_num_of(const omp_task *parent) {
     return parent->thread_num;
 }
 
-void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(void *),
-                        void *data) {
+/* Run fn(data) as task `me` of thread number `thread_num`, child of parent,
+ * on the caller's stack; `me` completes after its tasks. */
+static inline __attribute__((always_inline)) void run_task(omp_task *me, omp_task *parent,
+                                                           int thread_num, int final,
+                                                           void (*fn)(void *), void *data) {
     memset(me, 0, offsetof(omp_task, ws_next));
     me->team = parent->team;
     me->parent = parent;
-    me->thread_num = thread_num_of(parent);
-    me->final = final;
+    me->thread_num = thread_num;
+    /* A store of its own: the task's first GOMP_task reads `final` at once,
+     * and a load from the middle of a merged 8-byte vector store of
+     * thread_num and final missed store forwarding (a quarter of
+     * GOMP_task's time, perf, fib(30)). */
+    *(volatile int *)&me->final = final;
     me->icv = parent->icv;
     omp_task *prev = herd__omp_cur;
     herd__omp_cur = me;
@@ -63,6 +70,11 @@ void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(vo
     if (me->deps)
         herd__omp_deps_free(me);
     herd__omp_cur = prev;
+}
+
+void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(void *),
+                        void *data) {
+    run_task(me, parent, thread_num_of(parent), final, fn, data);
 }
 
 #define run_as herd__omp_run_task
@@ -184,11 +196,21 @@ static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
 
+/* Data that a copy function builds for a task run at once lives in the
+ * running frame when it is this small (it never moves while the task runs). */
+#define UNDEFERRED_STACK_DATA 1024
+
 void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
                               void (*cpyfn)(void *, void *), long size, long align, int final) {
     omp_task me;
     if (!cpyfn) {
         run_as(&me, parent, final, fn, data);
+        return;
+    }
+    if (size >= 0 && align <= 64 && size <= UNDEFERRED_STACK_DATA) {
+        unsigned char buf[UNDEFERRED_STACK_DATA] __attribute__((aligned(64)));
+        cpyfn(buf, data);
+        run_as(&me, parent, final, fn, buf);
         return;
     }
     void *b = block_new(size, align);
@@ -198,6 +220,41 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
 }
 
 #define run_now herd__omp_run_undeferred
+
+/* Creation throttle. A deferrable task is run at once, by the encountering
+ * thread, while its worker's deque already holds at least HERD_OMP_THROTTLE
+ * (default 4) tasks that nobody has taken (public or private, docs/design/split-deque.md):
+ * those are the older, larger tasks that thieves take first, so a further task adds no parallelism, only the cost
+ * of deferring it (the queue slot and the pop: about twice an undeferred
+ * call, fib(30)). The OpenMP specification lets the encountering thread
+ * execute a task immediately; libgomp throttles likewise on a team-wide
+ * count. Tasks run at once get a herd frame of their own, so their children
+ * are theirs and their end waits for exactly those. Low on stack, they are
+ * deferred as usual (their frames would deepen the stack). */
+static int throttled(void) {
+    int limit = herd__omp_g.throttle;
+    if (!limit)
+        return 0;
+    herd__hot *h = herd__tls;
+    /* ORDER: relaxed; a stale tail only makes the count a little off, and
+     * either answer is correct (the task runs now or is queued). Thieves
+     * move tail up to split <= head; the count is signed against a tail
+     * read before a reset (S6) lowered head. */
+    uint32_t tail = herd__ts_tail(atomic_load_explicit(&h->q.ts, memory_order_relaxed));
+    return (int32_t)(h->q.head - tail) >= limit && h->frame &&
+           (char *)__builtin_frame_address(0) >= h->stack_limit;
+}
+
+static void run_throttled(omp_task *parent, void (*fn)(void *), void *data,
+                          void (*cpyfn)(void *, void *), long size, long align, int final) {
+    herd__hot *h = herd__tls;
+    herd__frame *up = h->frame;
+    herd__frame fr;
+    herd__frame_open(&fr, h, NULL, up);
+    h->frame = &fr;
+    run_now(parent, fn, data, cpyfn, size, align, final); /* waits for fr's children */
+    herd__tls->frame = up; /* tied: still this worker, but read it again */
+}
 
 void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align) {
     void *b = block_new(size, align);
@@ -219,10 +276,44 @@ OMP_API void GOMP_taskwait(void) {
     OMP_RESTORE();
 }
 
+/* The common task run by the encountering thread (herd not running, if(0),
+ * final, or the creation throttle): no copy function, no dependences. Its
+ * thread is its parent's (it runs on the parent's stack, and tasks are
+ * tied), and under herd it gets a frame of its own, so that its end waits
+ * for its own children only. */
+static void run_here(omp_task *parent, void (*fn)(void *), void *data, int final, herd__hot *h) {
+    omp_task me;
+    herd__frame fr, *up = NULL;
+    if (h) {
+        up = h->frame;
+        herd__frame_open(&fr, h, NULL, up);
+        h->frame = &fr;
+    }
+    run_task(&me, parent, parent->thread_num, final, fn, data); /* waits for fr's children */
+    if (h)
+        herd__tls->frame = up; /* tied: the same worker; read it again all the same */
+    herd__omp_cur = parent;
+}
+
 OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
                        long arg_size, long arg_align, bool if_clause, unsigned flags,
                        void **depend, int priority, void *detach) {
     (void)priority; /* a hint; herd's schedulers have no priorities */
+    omp_task *cur = herd__omp_cur;
+    if (__builtin_expect(cur && !cpyfn && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)), 1)) {
+        int final = (flags & OMP_TASK_FINAL) || cur->final;
+        herd__hot *h = herd__tls;
+        if (!h || !if_clause || cur->final) {
+            run_here(cur, fn, data, final, h);
+            return;
+        }
+        if (throttled()) {
+            run_here(cur, fn, data, final, h);
+            return;
+        }
+        if (spawn_in_slot(cur, fn, data, arg_size, arg_align, final))
+            return;
+    }
     if (flags & OMP_TASK_DETACH)
         herd__omp_unsupported("task detach", __builtin_return_address(0));
     OMP_SAVE();
@@ -238,6 +329,8 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
     }
     if (!if_clause || parent->final || !herd__self())
         run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
+    else if (throttled())
+        run_throttled(parent, fn, data, cpyfn, arg_size, arg_align, final);
     else
         spawn(parent, fn, data, cpyfn, arg_size, arg_align, final);
     OMP_RESTORE(); /* work-first spawns suspend the encountering task */

@@ -324,6 +324,77 @@ static long chain(int d) {
     return r + 1;
 }
 
+/* The creation throttle (herd: src/omp/task.c): under the schedulers that
+ * queue tasks in per-worker deques (auto, ws, ws-nearest, numa,
+ * numa-random, hier), a task created while its worker's deque holds
+ * HERD_OMP_THROTTLE (default 4) queued tasks runs at once, so at any
+ * creation at most that many tasks wait, plus the ones thieves have taken
+ * and not yet started: per other thread, one steal's worth (HERD_STEAL: one
+ * task; chunk:N, N; half, at most half the queue). The queue schedulers (mts,
+ * central, lifo, fifo) queue every task, and libgomp throttles on a larger
+ * team-wide count: there only the results are checked. Both kinds of task data: plain, and built by a copy function
+ * (GCC emits one for a firstprivate struct with an array member). */
+typedef struct big_arg {
+    int index;
+    char pad[60];
+} big_arg;
+
+static void test_throttle(void) {
+    enum { N = 20000 };
+    static _Atomic int started, ran[N];
+    static int created;
+    int herd = getenv("OMP_TEST_EXPECT_LIB") != NULL;
+    int waiting_max = 0, nthreads = 1;
+    started = 0;
+    for (int i = 0; i < N; i++)
+        ran[i] = 0;
+#pragma omp parallel
+#pragma omp single
+    {
+        nthreads = omp_get_num_threads();
+        for (created = 0; created < N;) {
+            int i = created++;
+            if (i % 2) {
+#pragma omp task firstprivate(i)
+                {
+                    started++;
+                    ran[i]++;
+                }
+            } else {
+                big_arg a = {.index = i};
+                a.pad[59] = 7;
+#pragma omp task firstprivate(a)
+                {
+                    started++;
+                    if (a.pad[59] == 7)
+                        ran[a.index]++;
+                }
+            }
+            int waiting = created - started;
+            if (waiting > waiting_max)
+                waiting_max = waiting;
+        }
+#pragma omp taskwait
+    }
+    for (int i = 0; i < N; i++)
+        if (ran[i] != 1) CHECK_EQ(ran[i], 1);
+    const char *s = getenv("HERD_SCHED");
+    int queue_sched = s && (!strcmp(s, "mts") || !strcmp(s, "central") || !strcmp(s, "lifo") ||
+                            !strcmp(s, "fifo"));
+    if (herd && !queue_sched) {
+        const char *t = getenv("HERD_OMP_THROTTLE");
+        int limit = t && *t ? atoi(t) : 4;
+        const char *st = getenv("HERD_STEAL");
+        int per_steal = 1;
+        if (st && !strncmp(st, "chunk:", 6))
+            per_steal = atoi(st + 6);
+        else if (st && !strcmp(st, "half"))
+            per_steal = limit;
+        if (limit > 0) /* "off": nothing to check */
+            CHECK(waiting_max <= limit + (nthreads - 1) * per_steal);
+    }
+}
+
 static void test_many_deep(void) {
     enum { MANY = 100000 };
     long sum = 0;
@@ -357,6 +428,7 @@ int main(void) {
         test_depend_big();
         test_taskloop();
         test_many_deep();
+        test_throttle();
     }
     printf("omp tasks: ok\n");
     return 0;
