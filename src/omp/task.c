@@ -208,9 +208,13 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
         return;
     }
     if (size >= 0 && align <= 64 && size <= UNDEFERRED_STACK_DATA) {
-        unsigned char buf[UNDEFERRED_STACK_DATA] __attribute__((aligned(64)));
-        cpyfn(buf, data);
-        run_as(&me, parent, final, fn, buf);
+        /* Sized to the data: deep recursions of tasks run at once each keep
+         * one of these on the stack. */
+        uintptr_t a = align < 1 ? 1 : (uintptr_t)align;
+        unsigned char buf[size + (long)a];
+        unsigned char *d = (unsigned char *)(((uintptr_t)buf + a - 1) & ~(a - 1));
+        cpyfn(d, data);
+        run_as(&me, parent, final, fn, d);
         return;
     }
     void *b = block_new(size, align);
@@ -236,13 +240,27 @@ static int throttled(void) {
     if (!limit)
         return 0;
     herd__hot *h = herd__tls;
+    /* A thief found this deque's public part empty and asks for more: queue
+     * the task (the spawn then publishes, S3). Without this, the thieves of
+     * an unbalanced tree (UTS) took the few queued tasks, often leaves, and
+     * searched while the owner ran a large subtree here. ORDER: relaxed, as
+     * every read of split_req (split-deque.md). */
+    if (atomic_load_explicit(&h->q.split_req, memory_order_relaxed))
+        return 0;
     /* ORDER: relaxed; a stale tail only makes the count a little off, and
      * either answer is correct (the task runs now or is queued). Thieves
      * move tail up to split <= head; the count is signed against a tail
      * read before a reset (S6) lowered head. */
     uint32_t tail = herd__ts_tail(atomic_load_explicit(&h->q.ts, memory_order_relaxed));
-    return (int32_t)(h->q.head - tail) >= limit && h->frame &&
-           (char *)__builtin_frame_address(0) >= h->stack_limit;
+    if ((int32_t)(h->q.head - tail) < limit || !h->frame ||
+        (char *)__builtin_frame_address(0) < h->stack_limit)
+        return 0;
+    /* The task about to run here may be long, and it may spawn nothing:
+     * share the older half of the private part first, so that thieves
+     * need not wait for the owner's next spawn or wait to ask for it (S3). */
+    if (h->q.head != h->q.split)
+        herd__publish_slow();
+    return 1;
 }
 
 static void run_throttled(omp_task *parent, void (*fn)(void *), void *data,
