@@ -21,8 +21,10 @@ Scaling (the paper ran on 63 usable cores; P below is this machine's PUs):
      one ends before the second large one arrives even on a loaded 2-core
      machine (the paper: 6 s apart).
   2. four kernels started together with different widths: sort with P/4
-     workers (the paper's 16 of 63), uts T1 with P/2 (32 of 63), fib 37 and
-     fib 36 (for Strassen and NQueens) with P workers (63 of 63).
+     workers (the paper's 16 of 63), uts T1 with P/2 (32 of 63), and the
+     OpenMP Strassen (medium: 2048) and NQueens (medium, with cut-off) with P
+     threads (63 of 63), unmodified gcc binaries on herd's libgomp.so.1, whose
+     workers map themselves through the same registry.
   3. ten sort instances (n = 2M) arriving 0.3 s apart, at full width (P) and
      at limited width (P/4, the paper's 16 of 63); Figure 4 shows none and
      xll, herd runs every policy asked for.
@@ -58,6 +60,8 @@ class Program:
     argv: list[str]
     arrival: float  # seconds after the scenario starts
     workers: int
+    env: dict[str, str] = field(default_factory=dict)  # added to the scenario's environment
+    omp: bool = False  # an OpenMP program: its main thread is worker 0
 
 
 @dataclass
@@ -82,13 +86,19 @@ def scenarios(bench: Path, p: int) -> dict[str, list[tuple[str, list[Program]]]]
     def prog(name: str, argv: list[str], arrival: float, w: int) -> Program:
         return Program(name, argv + ["--workers", str(w), "--reps", "1"], arrival, w)
 
+    def omp(name: str, kernel: str, args: list[str], arrival: float, w: int) -> Program:
+        return Program(name, [str(bench / "omp" / f"omp_{kernel}"), *args, "--reps", "1"],
+                       arrival, w, omp=True,
+                       env={"OMP_NUM_THREADS": str(w),
+                            "LD_LIBRARY_PATH": str(bench.parent / "lib" / "herd")})
+
     s1 = [prog("large-1", [fib, "--n", "38"], 0.0, half),
           prog("small", [fib, "--n", "34"], 1.0, half),
           prog("large-2", [fib, "--n", "38"], 3.0, half)]
     s2 = [prog("sort", [sort, "--n", "4000000"], 0.0, quarter),
           prog("uts-T1", [uts, "--tree", "T1"], 0.0, half),
-          prog("fib-37", [fib, "--n", "37"], 0.0, p),
-          prog("fib-36", [fib, "--n", "36"], 0.0, p)]
+          omp("strassen", "strassen", ["--input", "medium"], 0.0, p),
+          omp("nqueens", "nqueens", ["--input", "medium", "--variant", "cutoff"], 0.0, p)]
 
     def s3(w: int) -> list[Program]:
         return [prog(f"sort-{k}", [sort, "--n", "2000000"], 0.3 * k, w) for k in range(10)]
@@ -97,15 +107,16 @@ def scenarios(bench: Path, p: int) -> dict[str, list[tuple[str, list[Program]]]]
             "3": [(f"width {p}", s3(p)), (f"width {quarter}", s3(quarter))]}
 
 
-def worker_cpus(pid: int) -> list[int]:
-    """CPU each worker thread (every thread but the main one) last ran on."""
+def worker_cpus(pid: int, main_is_worker: bool) -> list[int]:
+    """CPU each worker thread last ran on: every thread but the main one, or
+    all of them where the main thread is worker 0 (OpenMP programs)."""
     out = []
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return out
     for tid in tids:
-        if int(tid) == pid:
+        if int(tid) == pid and not main_is_worker:
             continue
         try:
             stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
@@ -128,12 +139,12 @@ def run_once(programs: list[Program], policy: str, registry: str,
         now = time.monotonic() - t0
         while pending and pending[0].arrival <= now:
             q = pending.pop(0)
-            proc = subprocess.Popen(q.argv, env=env, stdout=subprocess.PIPE,
+            proc = subprocess.Popen(q.argv, env=env | q.env, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
             running[proc.pid] = (q, proc, time.monotonic())
             results[q.name] = Result(q.name, q.arrival, float("nan"), -1, False)
         for pid, (q, proc, start) in list(running.items()):
-            for cpu in worker_cpus(pid):
+            for cpu in worker_cpus(pid, q.omp):
                 results[q.name].cpus[cpu] = results[q.name].cpus.get(cpu, 0) + 1
             if proc.poll() is not None:
                 end = time.monotonic()
@@ -211,6 +222,16 @@ def main(argv: list[str] | None = None, bench_dir: Path = Path("build/release/be
         return 0
     if not (a.bench_dir / "bench_fib").exists():
         ap.error(f"--bench-dir {a.bench_dir}: no bench_fib there (build the release preset)")
+    for s in wanted:
+        for _, programs in table[s]:
+            for q in programs:
+                if q.omp and not Path(q.argv[0]).exists():
+                    ap.error(f"scenario {s}: {q.argv[0]} is not built (the OpenMP benchmarks "
+                             "need gcc's -fopenmp; build the release preset)")
+                lib = q.env.get("LD_LIBRARY_PATH")
+                if q.omp and not (Path(lib) / "libgomp.so.1").exists():
+                    ap.error(f"scenario {s}: {lib}/libgomp.so.1 (herd's OpenMP library) is "
+                             "not built")
     random.Random(a.seed).shuffle(jobs)
     a.out.mkdir(parents=True, exist_ok=True)
     runs, failed = [], 0

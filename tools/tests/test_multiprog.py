@@ -17,6 +17,28 @@ def test_scaling_two_and_sixteen_pus():
     assert [q.arrival for q in two["1"][0][1]] == [0.0, 1.0, 3.0]
 
 
+def test_scenario_two_runs_openmp_programs_on_herd():
+    progs = {q.name: q for q in multiprog.scenarios(Path("/b/bench"), 16)["2"][0][1]}
+    for name in ("strassen", "nqueens"):
+        q = progs[name]
+        assert q.omp and q.argv[0] == f"/b/bench/omp/omp_{name}"
+        assert q.env == {"OMP_NUM_THREADS": "16", "LD_LIBRARY_PATH": "/b/lib/herd"}
+    assert not progs["sort"].omp and progs["sort"].env == {}
+
+
+def test_run_once_passes_program_env_and_samples_omp_main_thread(tmp_path):
+    """A program's env is added to the scenario's (HERD_BIND stays); an
+    OpenMP program's main thread (worker 0) is sampled too."""
+    code = ("import os,time; assert os.environ['HERD_BIND']=='bll'; "
+            "assert os.environ['OMP_NUM_THREADS']=='3'; time.sleep(0.2); "
+            "print('{\"verified\": true}')")
+    q = multiprog.Program("omp", [sys.executable, "-c", code], 0.0, 3,
+                          env={"OMP_NUM_THREADS": "3"}, omp=True)
+    res = multiprog.run_once([q], "bll", str(tmp_path / "reg"), 30)
+    assert res[0].rc == 0 and res[0].verified
+    assert sum(res[0].cpus.values()) > 0  # the single (main) thread was sampled
+
+
 def test_run_once_turnaround_and_failure(tmp_path):
     ok = multiprog.Program("ok", [sys.executable, "-c",
                                   "import os,time; assert os.environ['HERD_BIND']=='xll'; "
