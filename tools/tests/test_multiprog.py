@@ -14,7 +14,7 @@ def test_scaling_two_and_sixteen_pus():
     assert [q.workers for q in sixteen["1"][0][1]] == [8, 8, 8]
     assert [q.workers for q in sixteen["2"][0][1]] == [4, 8, 16, 16]
     assert len(sixteen["3"][0][1]) == 10
-    assert [q.arrival for q in two["1"][0][1]] == [0.0, 1.0, 3.0]
+    assert [q.arrival for q in two["1"][0][1]] == [0.0, 1.0, 2.0]
 
 
 def test_scenario_two_runs_openmp_programs_on_herd():
