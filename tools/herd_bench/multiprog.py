@@ -1,7 +1,7 @@
 """Multiprogramming scenarios of paper 003, section 3, scaled to this machine.
 
     herd bench multiprog [--bench-dir BUILD/bench] [--reps 3] [--out DIR]
-                         [--scenarios 1,2,3] [--policies none,static,bll,xll]
+                         [--scenarios 1,2,3,4] [--policies none,static,bll,xll]
                          [--dry-run]
     (also python3 -m herd_bench multiprog ..., python3 -m herd_bench.multiprog ...)
 
@@ -30,12 +30,18 @@ Scaling (the paper ran on 63 usable cores; P below is this machine's PUs):
   3. ten sort instances (n = 2M) arriving 0.3 s apart, at full width (P) and
      at limited width (P/4, the paper's 16 of 63); Figure 4 shows none and
      xll, herd runs every policy asked for.
+  4. not in the paper, its claim made measurable: load that is not a herd
+     worker. A CPU hog (a busy loop, no herd) pinned to each of the first P/2
+     PUs; a short herd program at 0 s (its look gives XLL a baseline, as
+     earlier programs do on a shared machine); fib 38 with P/2 workers at
+     0.5 s. BLL counts herd workers only and puts it on the hogs' PUs; XLL
+     sees their user time grow.
 Widths are at least 1. On 2 PUs: 1 worker per program in scenario 1.
 
 Results (default folder: results/multiprog-<timestamp>, like herd bench's
 results/bench-<timestamp>): <out>/multiprog.json (every run: programs, arrival, turnaround,
 exit status, sampled CPUs), a table on stdout (medians over the
-repetitions), and figures <out>/scenario{1,2,3}.png when matplotlib is
+repetitions), and figures <out>/scenario{1,2,3,4}.png when matplotlib is
 available. A run counts only if every program exits 0 with a verified
 result; anything else is reported FAILED and makes the exit status 1.
 """
@@ -64,6 +70,7 @@ class Program:
     workers: int
     env: dict[str, str] = field(default_factory=dict)  # added to the scenario's environment
     omp: bool = False  # an OpenMP program: its main thread is worker 0
+    background: bool = False  # load, not measured: killed once the measured programs end
 
 
 @dataclass
@@ -105,8 +112,16 @@ def scenarios(bench: Path, p: int) -> dict[str, list[tuple[str, list[Program]]]]
     def s3(w: int) -> list[Program]:
         return [prog(f"sort-{k}", [sort, "--n", "2000000"], 0.3 * k, w) for k in range(10)]
 
+    cpus = sorted(os.sched_getaffinity(0))[:half]
+    hogs = [Program(f"hog-{c}", [sys.executable, "-c",
+                                 f"import os\nos.sched_setaffinity(0, {{{c}}})\nwhile True: pass"],
+                    0.0, 0, background=True) for c in cpus]
+    s4 = hogs + [prog("first-look", [fib, "--n", "20"], 0.0, half),
+                 prog("fib-38", [fib, "--n", "38"], 0.5, half)]
+
     return {"1": [("", s1)], "2": [("", s2)],
-            "3": [(f"width {p}", s3(p)), (f"width {quarter}", s3(quarter))]}
+            "3": [(f"width {p}", s3(p)), (f"width {quarter}", s3(quarter))],
+            "4": [("", s4)]}
 
 
 def worker_cpus(pid: int, main_is_worker: bool) -> list[int]:
@@ -135,12 +150,18 @@ def run_once(programs: list[Program], policy: str, registry: str,
     env.update(HERD_BIND=policy, HERD_REGISTRY=registry)
     pending = sorted(programs, key=lambda q: q.arrival)
     running: dict[int, tuple[Program, subprocess.Popen, float]] = {}
+    background: list[subprocess.Popen] = []
     results: dict[str, Result] = {}
     t0 = time.monotonic()
     while pending or running:
         now = time.monotonic() - t0
         while pending and pending[0].arrival <= now:
             q = pending.pop(0)
+            if q.background:
+                background.append(subprocess.Popen(q.argv, env=env | q.env,
+                                                   stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.DEVNULL))
+                continue
             proc = subprocess.Popen(q.argv, env=env | q.env, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
             running[proc.pid] = (q, proc, time.monotonic())
@@ -165,7 +186,10 @@ def run_once(programs: list[Program], policy: str, registry: str,
             elif time.monotonic() - t0 > timeout:
                 proc.kill()
         time.sleep(0.02)
-    return [results[q.name] for q in programs]
+    for b in background:
+        b.kill()
+        b.wait()
+    return [results[q.name] for q in programs if not q.background]
 
 
 def median(xs: list[float]) -> float:
@@ -182,7 +206,7 @@ def parser(bench_dir: Path, out: Path) -> argparse.ArgumentParser:
                     help="repetitions of each (scenario, policy) (default 3)")
     ap.add_argument("--out", default=out, type=Path,
                     help="results folder (default %(default)s)")
-    ap.add_argument("--scenarios", default="1,2,3", help="some of 1,2,3 (default all)")
+    ap.add_argument("--scenarios", default="1,2,3,4", help="some of 1,2,3,4 (default all)")
     ap.add_argument("--policies", default=",".join(POLICIES),
                     help="HERD_BIND policies to compare (default %(default)s)")
     ap.add_argument("--timeout", type=float, default=120.0, help="per scenario run, seconds")
@@ -214,7 +238,7 @@ def main(argv: list[str] | None = None, bench_dir: Path = Path("build/release/be
     wanted = [s for s in a.scenarios.split(",") if s]
     for s in wanted:
         if s not in table:
-            ap.error(f"--scenarios: unknown scenario {s!r}; accepted: 1, 2, 3")
+            ap.error(f"--scenarios: unknown scenario {s!r}; accepted: 1, 2, 3, 4")
     jobs = [(s, label, pol, rep) for s in wanted for label, _ in table[s] for pol in policies
             for rep in range(a.reps)]
     if a.dry_run:
@@ -245,7 +269,8 @@ def main(argv: list[str] | None = None, bench_dir: Path = Path("build/release/be
         failed += not ok
         runs.append({"scenario": s, "variant": label, "policy": pol, "rep": rep, "ok": ok,
                      "programs": [vars(r) | {"workers": q.workers, "argv": q.argv}
-                                  for r, q in zip(res, programs)]})
+                                  for r, q in zip(res, [q for q in programs
+                                                        if not q.background])]})
         print(f"[{i + 1}/{len(jobs)}] scenario {s} {label} {pol} rep {rep}: "
               + " ".join(f"{r.name}={r.turnaround:.2f}s" for r in res)
               + ("" if ok else "  FAILED"), flush=True)
@@ -269,6 +294,10 @@ def describe(table: dict[str, list[tuple[str, list[Program]]]], wanted: list[str
         for label, programs in table[s]:
             lines.append(f"scenario {s}{' ' + label if label else ''}:")
             for q in programs:
+                if q.background:
+                    lines.append(f"  {q.name:<10} at {q.arrival:4.1f} s, load (not herd, not "
+                                 "measured): a busy loop on one PU")
+                    continue
                 lines.append(f"  {q.name:<10} at {q.arrival:4.1f} s, {q.workers} worker"
                              f"{'' if q.workers == 1 else 's'}: "
                              + " ".join(Path(q.argv[0]).name if i == 0 else x

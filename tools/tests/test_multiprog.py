@@ -26,6 +26,24 @@ def test_scenario_two_runs_openmp_programs_on_herd():
     assert not progs["sort"].omp and progs["sort"].env == {}
 
 
+def test_scenario_four_hogs_first_half_of_pus():
+    four = multiprog.scenarios(Path("/b/bench"), 2)["4"][0][1]
+    hogs = [q for q in four if q.background]
+    assert len(hogs) == 1 and "sched_setaffinity" in hogs[0].argv[-1]
+    assert [(q.name, q.arrival, q.workers) for q in four if not q.background] == \
+        [("first-look", 0.0, 1), ("fib-38", 0.5, 1)]
+
+
+def test_run_once_kills_background_and_leaves_it_out(tmp_path):
+    hog = multiprog.Program("hog", [sys.executable, "-c", "import time\nwhile True: time.sleep(1)"],
+                            0.0, 0, background=True)
+    ok = multiprog.Program("ok", [sys.executable, "-c", "print('{\"verified\": true}')"], 0.1, 1)
+    t0 = __import__("time").monotonic()
+    res = multiprog.run_once([hog, ok], "bll", str(tmp_path / "reg"), 30)
+    assert [r.name for r in res] == ["ok"] and res[0].verified
+    assert __import__("time").monotonic() - t0 < 10  # the hog did not keep the run going
+
+
 def test_run_once_passes_program_env_and_samples_omp_main_thread(tmp_path):
     """A program's env is added to the scenario's (HERD_BIND stays); an
     OpenMP program's main thread (worker 0) is sampled too."""
@@ -72,7 +90,7 @@ def test_bench_multiprog_dispatch_and_dry_run(tmp_path, capsys):
 
 def test_multiprog_rejects_bad_arguments(tmp_path):
     import pytest
-    for bad in (["--policies", "frob"], ["--scenarios", "4"], ["--reps", "0"]):
+    for bad in (["--policies", "frob"], ["--scenarios", "5"], ["--reps", "0"]):
         with pytest.raises(SystemExit) as e:
             multiprog.main(bad + ["--dry-run"], bench_dir=tmp_path, out=tmp_path / "o")
         assert e.value.code == 2
