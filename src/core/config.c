@@ -497,29 +497,42 @@ static int resolve_spawn(const herd_config *cfg, herd__settings *out) {
     return 0;
 }
 
+/* One of the choices c, or "<prefix>N" with N from 1 to max ("chunk:4",
+ * "adaptive:250"): *number is N for the second form, 0 for the first. */
+static int pick_choice_or_number(const origin *o, const choice *c, size_t n, const char *prefix,
+                                 long max, const char *what, const char *forms, int *value,
+                                 long *number) {
+    size_t plen = strlen(prefix);
+    *number = 0;
+    if (strncasecmp(o->value, prefix, plen) == 0) {
+        const char *why = scan_long(o->value + plen, 1, max, number);
+        return why ? complain(o, why, "accepted", forms) : 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcasecmp(c[i].name, o->value) == 0) {
+            *value = c[i].value;
+            return 0;
+        }
+    }
+    char problem[96];
+    snprintf(problem, sizeof problem, "unknown %s", what);
+    return complain(o, o->value[0] ? problem : "empty value", "accepted", forms);
+}
+
 static int resolve_steal(const herd_config *cfg, herd__settings *out) {
     origin o;
     origin_of(&o, cfg, cfg ? cfg->steal : NULL, "steal", "HERD_STEAL");
     out->steal = HERD__TAKE_DEFAULT;
     if (!o.value)
         return 0;
-    if (strncasecmp(o.value, "chunk:", 6) == 0) {
-        long n;
-        const char *why = scan_long(o.value + 6, 1, STEAL_CHUNK_MAX, &n);
-        if (why)
-            return complain(&o, why, "accepted", STEAL_FORMS);
-        out->steal = HERD__TAKE_CHUNK;
-        out->steal_chunk = (int)n;
-        return 0;
-    }
-    for (size_t i = 0; i < NCHOICES(steal_choices); i++) {
-        if (strcasecmp(steal_choices[i].name, o.value) == 0) {
-            out->steal = (herd__steal_amount)steal_choices[i].value;
-            return 0;
-        }
-    }
-    return complain(&o, o.value[0] ? "unknown steal amount" : "empty value", "accepted",
-                    STEAL_FORMS);
+    int value;
+    long chunk;
+    if (pick_choice_or_number(&o, steal_choices, NCHOICES(steal_choices), "chunk:",
+                              STEAL_CHUNK_MAX, "steal amount", STEAL_FORMS, &value, &chunk))
+        return HERD_EINVAL;
+    out->steal = chunk ? HERD__TAKE_CHUNK : (herd__steal_amount)value;
+    out->steal_chunk = (int)chunk;
+    return 0;
 }
 
 #define IDLE_FORMS "spin, sleep, adaptive, adaptive:US (US from 1 to 1000000 microseconds)"
@@ -529,24 +542,14 @@ static int resolve_idle(const herd_config *cfg, herd__settings *out) {
     origin o;
     origin_of(&o, cfg, cfg ? cfg->idle : NULL, "idle", "HERD_IDLE");
     if (!o.value) o.value = "adaptive";
-    out->spin_us = 0;
-    if (strncasecmp(o.value, "adaptive:", 9) == 0) {
-        long us;
-        const char *why = scan_long(o.value + 9, 1, SPIN_US_MAX, &us);
-        if (why)
-            return complain(&o, why, "accepted", IDLE_FORMS);
-        out->idle = HERD__IDLE_ADAPTIVE;
-        out->spin_us = (uint32_t)us;
-        return 0;
-    }
-    for (size_t i = 0; i < NCHOICES(idle_choices); i++) {
-        if (strcasecmp(idle_choices[i].name, o.value) == 0) {
-            out->idle = (herd__idle)idle_choices[i].value;
-            return 0;
-        }
-    }
-    return complain(&o, o.value[0] ? "unknown idle policy" : "empty value", "accepted",
-                    IDLE_FORMS);
+    int value;
+    long us;
+    if (pick_choice_or_number(&o, idle_choices, NCHOICES(idle_choices), "adaptive:", SPIN_US_MAX,
+                              "idle policy", IDLE_FORMS, &value, &us))
+        return HERD_EINVAL;
+    out->idle = us ? HERD__IDLE_ADAPTIVE : (herd__idle)value;
+    out->spin_us = (uint32_t)us;
+    return 0;
 }
 
 static int resolve_stats(const herd_config *cfg, herd__settings *out) {
