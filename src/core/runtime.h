@@ -347,13 +347,6 @@ herd__ult *herd__readyq_pop_back(herd__readyq *rq);
 /* core/worker.c */
 void herd__sched_loop(herd__worker *w) __attribute__((noreturn));
 void herd__wake_one(herd__rt *rt);
-/* Before a task suspends to wait for something that another worker is
- * about to do (a barrier's last arrival, a group's last task): spin until
- * done(arg), up to HERD__SPIN_WAIT_NS, and only while w has nothing else to
- * run and each worker has a CPU (otherwise the time is better given to that
- * work, or to the thread being waited for). 1 when done(arg) came true. */
-#define HERD__SPIN_WAIT_NS 20000
-int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg);
 void herd__wake_all(herd__rt *rt);
 /* Work was queued where only some workers may take it (a shepherd's
  * queue): wake them. Sleepers are not grouped, so this wakes every sleeper;

@@ -192,8 +192,10 @@ HERD_API int herd_cond_broadcast(herd_cond *c) {
  * No list is shared by all arrivals, so arrivals do not contend on a lock.
  *
  * Before blocking, an arrival may wait a little by spinning on the phase
- * (herd__spin_wait, core/worker.c): when the others come within it, no task
- * switches and no wake-up are paid. The slot protocol:
+ * (BARRIER_SPIN_NS): when the others come within it, no task switches and
+ * no wake-up are paid. It spins only while its worker has nothing else to
+ * run and each worker has a CPU: otherwise the time is better given to that
+ * work, or to the thread that must still arrive. The slot protocol:
  * - B1 (arrival i of phase p, not the last): read the phase before arriving
  *   (it cannot move until we arrive), store SPIN(p) in slot i (release),
  *   spin while the phase is p; if it moved, done. Otherwise block; the arm
@@ -209,6 +211,7 @@ HERD_API int herd_cond_broadcast(herd_cond *c) {
  * - B3: SPIN(p) alternates with the phase's parity, so a late CAS of phase
  *   p cannot take a slot that an arrival of phase p + 1 has just filled:
  *   phase p + 2 cannot begin before the late arrival finishes phase p + 1. */
+#define BARRIER_SPIN_NS 20000
 #define SPIN_TOKEN(phase) ((void *)(uintptr_t)(1 + 2 * ((phase)&1))) /* 1 or 3: never a ULT */
 
 HERD_API int herd_barrier_init(herd_barrier *b, int64_t count) {
@@ -259,15 +262,32 @@ static void arm_barrier(herd__worker *w, herd__ult *u, void *p) {
     herd__ult_ready(u);
 }
 
-typedef struct phase_wait {
-    uint64_t *phase;
-    uint64_t p;
-} phase_wait;
+/* Anything this worker could run instead of spinning? */
+static int has_local_work(herd__worker *w) {
+    return w->hot.q.head != w->hot.q.split || herd__sdq_public_size(&w->hot.q) ||
+           atomic_load_explicit(&w->ready.size, memory_order_relaxed) ||
+           atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__tq_size(&w->mine);
+}
 
-static int phase_moved(void *arg) {
-    phase_wait *pw = arg;
-    /* ORDER: acquire; pairs with the release store of the phase (B2). */
-    return __atomic_load_n(pw->phase, __ATOMIC_ACQUIRE) != pw->p;
+/* B1's spin: 1 when the phase moved past p within BARRIER_SPIN_NS. */
+static int spin_for_phase(herd_barrier *b, uint64_t p) {
+    herd__worker *w = herd__self();
+    if (!w->rt->cpu_per_worker || w->rt->nworkers < 2)
+        return 0;
+    uint64_t start = 0;
+    for (unsigned i = 0;; i++) {
+        /* ORDER: acquire; pairs with the release store of the phase (B2). */
+        if (__atomic_load_n(&b->herd__phase, __ATOMIC_ACQUIRE) != p)
+            return 1;
+        if (i % 64 == 0) {
+            uint64_t now = herd__now_ns();
+            if (!start)
+                start = now;
+            else if (now - start >= BARRIER_SPIN_NS || has_local_work(w))
+                return 0;
+        }
+        herd__cpu_relax();
+    }
 }
 
 HERD_API int herd_barrier_wait(herd_barrier *b) {
@@ -283,8 +303,7 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
         void **slot = &b->herd__slots[idx];
         /* B1. ORDER: release; the last arrival's acquire exchange pairs. */
         __atomic_store_n(slot, SPIN_TOKEN(p), __ATOMIC_RELEASE);
-        phase_wait pw = {&b->herd__phase, p};
-        if (herd__spin_wait(herd__self(), phase_moved, &pw))
+        if (spin_for_phase(b, p))
             return 0;
         barrier_arm a = {slot, SPIN_TOKEN(p), &b->herd__phase};
         herd__block(arm_barrier, &a);

@@ -467,12 +467,6 @@ static void arm_group(herd__worker *w, herd__ult *u, void *p) {
     }
 }
 
-static int group_empty(void *p) {
-    group_rec *r = p;
-    /* ORDER: acquire; pairs with group_done()'s release, as below. */
-    return atomic_load_explicit(&r->state, memory_order_acquire) < GROUP_ONE;
-}
-
 HERD_API int herd_group_wait(herd_group *g) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)
@@ -482,10 +476,6 @@ HERD_API int herd_group_wait(herd_group *g) {
         return HERD_EBUSY;
     /* Group tasks this task queued on top of our deque run here first. */
     drain(w->hot.frame, r);
-    /* The last tasks may be about to finish on other workers (a parallel
-     * region's members): spin a little before suspending. */
-    if (herd__spin_wait(herd__self(), group_empty, r))
-        return 0;
     /* ORDER: acquire; pairs with group_done()'s release: the tasks' writes
      * are visible when we see the count reach zero. */
     while (atomic_load_explicit(&r->state, memory_order_acquire) >= GROUP_ONE)
