@@ -238,7 +238,6 @@ typedef struct herd__rt {
     _Atomic long inject_size;
     /* W1..W4: sleeping workers. */
     uint64_t spin_ns;         /* HERD_IDLE=adaptive: search this long, then sleep */
-    int cpu_per_worker;       /* the process may use at least as many CPUs as workers */
     _Atomic int sleepers;
     _Atomic uint32_t wake_seq;
     /* herd__start_ex flags (docs/design/openmp.md, "Core mechanisms"). */

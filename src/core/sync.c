@@ -189,30 +189,7 @@ HERD_API int herd_cond_broadcast(herd_cond *c) {
 /* ---------------------------------------------------------------- barrier
  * Paper 004 §2.3: arrivals register in an array at the index of their
  * arrival; the last arrival collects every slot and makes the tasks ready.
- * No list is shared by all arrivals, so arrivals do not contend on a lock.
- *
- * Before blocking, an arrival may wait a little by spinning on the phase
- * (BARRIER_SPIN_NS): when the others come within it, no task switches and
- * no wake-up are paid. It spins only while its worker has nothing else to
- * run and each worker has a CPU: otherwise the time is better given to that
- * work, or to the thread that must still arrive. The slot protocol:
- * - B1 (arrival i of phase p, not the last): read the phase before arriving
- *   (it cannot move until we arrive), store SPIN(p) in slot i (release),
- *   spin while the phase is p; if it moved, done. Otherwise block; the arm
- *   CASes slot i from SPIN(p) to the ULT (acq_rel): on success the last
- *   arrival owns the wake-up; on failure the slot was claimed (B2), and the
- *   arm waits for the phase to move, then makes the ULT ready itself.
- * - B2 (last arrival): for each slot, wait until it is non-empty (an
- *   arrival stores SPIN before anything else), exchange it with NULL
- *   (acq_rel); reopen (arrived = 0), then move the phase (release), then
- *   wake the ULTs collected; SPIN needs nothing. Every released arrival
- *   therefore reads the new phase when it arrives again: spinners and
- *   self-readied ULTs saw it move, woken ULTs are woken after it.
- * - B3: SPIN(p) alternates with the phase's parity, so a late CAS of phase
- *   p cannot take a slot that an arrival of phase p + 1 has just filled:
- *   phase p + 2 cannot begin before the late arrival finishes phase p + 1. */
-#define BARRIER_SPIN_NS 20000
-#define SPIN_TOKEN(phase) ((void *)(uintptr_t)(1 + 2 * ((phase)&1))) /* 1 or 3: never a ULT */
+ * No list is shared by all arrivals, so arrivals do not contend on a lock. */
 
 HERD_API int herd_barrier_init(herd_barrier *b, int64_t count) {
     if (count < 1)
@@ -234,104 +211,40 @@ HERD_API void herd_barrier_destroy(herd_barrier *b) {
     b->herd__slots = NULL;
 }
 
-typedef struct barrier_arm {
-    void **slot;
-    void *token;     /* SPIN(p) of the phase the ULT arrived in */
-    uint64_t *phase; /* the barrier's */
-} barrier_arm;
-
 static void arm_barrier(herd__worker *w, herd__ult *u, void *p) {
     (void)w;
-    barrier_arm a = *(barrier_arm *)p; /* on u's stack: read before u can run */
-    void *expect = a.token;
-    /* B1. ORDER: acq_rel on success: release publishes u to the last
-     * arrival's exchange; acquire on failure: the claim (B2) happened
-     * before, so u sees what every arrival wrote before the barrier. */
-    if (__atomic_compare_exchange_n(a.slot, &expect, (void *)u, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE))
-        return;
-    /* Claimed while we switched: nobody else will wake u. The last arrival
-     * moves the phase next; wait for that, so that u cannot run and arrive
-     * at the next phase while the phase still reads p (it would take the
-     * move for the end of its new phase). The phase's parity tells: it
-     * cannot move twice without u. ORDER: acquire; pairs with B2's release
-     * store of the phase. */
-    uint64_t parity = a.token == SPIN_TOKEN(1);
-    while ((__atomic_load_n(a.phase, __ATOMIC_ACQUIRE) & 1) == parity)
-        herd__cpu_relax();
-    herd__ult_ready(u);
-}
-
-/* Anything this worker could run instead of spinning? */
-static int has_local_work(herd__worker *w) {
-    return w->hot.q.head != w->hot.q.split || herd__sdq_public_size(&w->hot.q) ||
-           atomic_load_explicit(&w->ready.size, memory_order_relaxed) ||
-           atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__tq_size(&w->mine);
-}
-
-/* B1's spin: 1 when the phase moved past p within BARRIER_SPIN_NS. */
-static int spin_for_phase(herd_barrier *b, uint64_t p) {
-    herd__worker *w = herd__self();
-    if (!w->rt->cpu_per_worker || w->rt->nworkers < 2)
-        return 0;
-    uint64_t start = 0;
-    for (unsigned i = 0;; i++) {
-        /* ORDER: acquire; pairs with the release store of the phase (B2). */
-        if (__atomic_load_n(&b->herd__phase, __ATOMIC_ACQUIRE) != p)
-            return 1;
-        if (i % 64 == 0) {
-            uint64_t now = herd__now_ns();
-            if (!start)
-                start = now;
-            else if (now - start >= BARRIER_SPIN_NS || has_local_work(w))
-                return 0;
-        }
-        herd__cpu_relax();
-    }
+    /* ORDER: release; pairs with the acquire load in herd_barrier_wait() by
+     * the last arrival, which then owns u. */
+    __atomic_store_n((herd__ult **)p, u, __ATOMIC_RELEASE);
 }
 
 HERD_API int herd_barrier_wait(herd_barrier *b) {
     if (!in_task())
         return HERD_ENOTASK;
-    /* The phase cannot move before this arrival. ORDER: relaxed; only
-     * compared with later loads by this thread. */
-    uint64_t p = __atomic_load_n(&b->herd__phase, __ATOMIC_RELAXED);
     /* ORDER: acq_rel; the arrivals' RMWs form one release sequence, so the
      * last arrival sees every earlier arrival's writes. */
     int64_t idx = __atomic_fetch_add(&b->herd__arrived, 1, __ATOMIC_ACQ_REL);
     if (idx < b->herd__count - 1) {
-        void **slot = &b->herd__slots[idx];
-        /* B1. ORDER: release; the last arrival's acquire exchange pairs. */
-        __atomic_store_n(slot, SPIN_TOKEN(p), __ATOMIC_RELEASE);
-        if (spin_for_phase(b, p))
-            return 0;
-        barrier_arm a = {slot, SPIN_TOKEN(p), &b->herd__phase};
-        herd__block(arm_barrier, &a);
+        herd__block(arm_barrier, &b->herd__slots[idx]);
         return 0;
     }
-    /* B2. Last arrival: claim every slot (each arrival stores its token
-     * first, and may still be on its way to it), reopen the barrier, move
-     * the phase, then wake the blocked ones. Woken tasks may arrive at the
-     * next phase at once; the slots are empty by then. */
+    /* Last arrival: collect every registered task (each may still be on its
+     * way to registering: its arm runs after its switch), reopen the barrier,
+     * then wake them. Woken tasks may arrive at the next phase at once; the
+     * slots are empty by then. */
     herd__ult *woken = NULL;
     for (int64_t i = 0; i < b->herd__count - 1; i++) {
-        void **slot = &b->herd__slots[i];
-        /* ORDER: acquire; pairs with the release store of B1. */
-        while (!__atomic_load_n(slot, __ATOMIC_ACQUIRE))
+        herd__ult *u;
+        /* ORDER: acquire; pairs with the release store in arm_barrier(). */
+        while (!(u = __atomic_load_n((herd__ult **)&b->herd__slots[i], __ATOMIC_ACQUIRE)))
             herd__cpu_relax();
-        /* ORDER: acq_rel; acquire: a ULT's registration (the arm's release
-         * CAS); release: a failed CAS in the arm acquires our claim. */
-        void *v = __atomic_exchange_n(slot, NULL, __ATOMIC_ACQ_REL);
-        if (v != SPIN_TOKEN(p)) {
-            herd__ult *u = v;
-            u->next = woken;
-            woken = u;
-        }
+        b->herd__slots[i] = NULL;
+        u->next = woken;
+        woken = u;
     }
+    b->herd__phase++;
     /* ORDER: release; pairs with the next phase's acq_rel fetch_add. */
     __atomic_store_n(&b->herd__arrived, 0, __ATOMIC_RELEASE);
-    /* ORDER: release; pairs with the spinners' acquire loads (B1). */
-    __atomic_store_n(&b->herd__phase, p + 1, __ATOMIC_RELEASE);
     while (woken) {
         herd__ult *next = woken->next;
         herd__ult_ready(woken);
