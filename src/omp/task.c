@@ -227,33 +227,23 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
 
 /* Creation throttle. A deferrable task is run at once, by the encountering
  * thread, while its worker's deque already holds at least HERD_OMP_THROTTLE
- * (default 4) tasks that nobody has taken (public or private, docs/design/split-deque.md):
- * those are the older, larger tasks that thieves take first, so a further task adds no parallelism, only the cost
+ * (default 4) tasks that nobody has taken (public or private,
+ * docs/design/split-deque.md): those are the older, larger tasks that
+ * thieves take first, so a further task adds no parallelism, only the cost
  * of deferring it (the queue slot and the pop: about twice an undeferred
  * call, fib(30)). The OpenMP specification lets the encountering thread
  * execute a task immediately; libgomp throttles likewise on a team-wide
  * count. Tasks run at once get a herd frame of their own, so their children
  * are theirs and their end waits for exactly those. Low on stack, they are
- * deferred as usual (their frames would deepen the stack). */
-static int throttled(void) {
+ * deferred as usual (their frames would deepen the stack). h: the worker. */
+static int throttled(herd__hot *h) {
     int limit = herd__omp_g.throttle;
-    if (!limit)
-        return 0;
-    herd__hot *h = herd__tls;
-    /* A thief found this deque's public part empty and asks for more: queue
-     * the task (the spawn then publishes, S3). Without this, the thieves of
-     * an unbalanced tree (UTS) took the few queued tasks, often leaves, and
-     * searched while the owner ran a large subtree here. ORDER: relaxed, as
-     * every read of split_req (split-deque.md). */
-    if (atomic_load_explicit(&h->q.split_req, memory_order_relaxed))
-        return 0;
-    /* ORDER: relaxed; a stale tail only makes the count a little off, and
-     * either answer is correct (the task runs now or is queued). Thieves
-     * move tail up to split <= head; the count is signed against a tail
-     * read before a reset (S6) lowered head. */
-    uint32_t tail = herd__ts_tail(atomic_load_explicit(&h->q.ts, memory_order_relaxed));
-    if ((int32_t)(h->q.head - tail) < limit || !h->frame ||
-        (char *)__builtin_frame_address(0) < h->stack_limit)
+    /* A thief found the public part empty and asks for more: queue the task
+     * (the spawn then publishes, S3). Without this, the thieves of an
+     * unbalanced tree (UTS) took the few queued tasks, often leaves, and
+     * searched while the owner ran a large subtree here. */
+    if (!limit || herd__sdq_wants_publish(&h->q) || herd__sdq_queued(&h->q) < (uint32_t)limit ||
+        !h->frame || (char *)__builtin_frame_address(0) < h->stack_limit)
         return 0;
     /* The task about to run here may be long, and it may spawn nothing:
      * share the older half of the private part first, so that thieves
@@ -263,15 +253,25 @@ static int throttled(void) {
     return 1;
 }
 
+/* A frame of its own for a task run at once under herd (h non-NULL);
+ * returns the frame to restore with own_frame_close(). */
+static inline herd__frame *own_frame_open(herd__hot *h, herd__frame *fr) {
+    herd__frame *up = h->frame;
+    herd__frame_open(fr, h, NULL, up);
+    h->frame = fr;
+    return up;
+}
+
+static inline void own_frame_close(herd__frame *up) {
+    herd__tls->frame = up; /* tied: the same worker; read it again all the same */
+}
+
 static void run_throttled(omp_task *parent, void (*fn)(void *), void *data,
                           void (*cpyfn)(void *, void *), long size, long align, int final) {
-    herd__hot *h = herd__tls;
-    herd__frame *up = h->frame;
     herd__frame fr;
-    herd__frame_open(&fr, h, NULL, up);
-    h->frame = &fr;
+    herd__frame *up = own_frame_open(herd__tls, &fr);
     run_now(parent, fn, data, cpyfn, size, align, final); /* waits for fr's children */
-    herd__tls->frame = up; /* tied: still this worker, but read it again */
+    own_frame_close(up);
 }
 
 void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align) {
@@ -301,15 +301,10 @@ OMP_API void GOMP_taskwait(void) {
  * for its own children only. */
 static void run_here(omp_task *parent, void (*fn)(void *), void *data, int final, herd__hot *h) {
     omp_task me;
-    herd__frame fr, *up = NULL;
-    if (h) {
-        up = h->frame;
-        herd__frame_open(&fr, h, NULL, up);
-        h->frame = &fr;
-    }
+    herd__frame fr, *up = h ? own_frame_open(h, &fr) : NULL;
     run_task(&me, parent, parent->thread_num, final, fn, data); /* waits for fr's children */
     if (h)
-        herd__tls->frame = up; /* tied: the same worker; read it again all the same */
+        own_frame_close(up);
     herd__omp_cur = parent;
 }
 
@@ -321,11 +316,7 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
     if (__builtin_expect(cur && !cpyfn && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)), 1)) {
         int final = (flags & OMP_TASK_FINAL) || cur->final;
         herd__hot *h = herd__tls;
-        if (!h || !if_clause || cur->final) {
-            run_here(cur, fn, data, final, h);
-            return;
-        }
-        if (throttled()) {
+        if (!h || !if_clause || cur->final || throttled(h)) {
             run_here(cur, fn, data, final, h);
             return;
         }
@@ -347,7 +338,7 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
     }
     if (!if_clause || parent->final || !herd__self())
         run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
-    else if (throttled())
+    else if (throttled(herd__tls))
         run_throttled(parent, fn, data, cpyfn, arg_size, arg_align, final);
     else
         spawn(parent, fn, data, cpyfn, arg_size, arg_align, final);

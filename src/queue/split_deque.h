@@ -150,6 +150,17 @@ herd__steal_result herd__sdq_steal(herd__sdq *q, herd__taskcopy *out);
 herd__steal_result herd__sdq_steal_many(herd__sdq *q, uint32_t max, int half, herd__sdq *into,
                                         herd__taskcopy *out, uint32_t *got);
 
+/* Owner only: the tasks queued and not taken, public or private (a racy
+ * estimate: thieves move tail). */
+static inline uint32_t herd__sdq_queued(herd__sdq *q) {
+    /* ORDER: relaxed; a stale tail is at most a little low, never above head
+     * (thieves move it up to split <= head); signed against a tail read
+     * before a reset (S6) lowered head. */
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+    int32_t n = (int32_t)(q->head - herd__ts_tail(ts));
+    return n > 0 ? (uint32_t)n : 0;
+}
+
 /* Any thread: a racy estimate of the public tasks (for victim selection). */
 static inline uint32_t herd__sdq_public_size(herd__sdq *q) {
     /* ORDER: relaxed; an estimate only. */
