@@ -78,6 +78,9 @@ int main(int argc, char **argv) {
     for (int i = 2; i < 16; i++)
         CHECK_OK(herd_pool_add(p, b, NULL, 0));
     CHECK_RC(herd_pool_add(p, b, NULL, 0), HERD_ENOMEM);
+    /* A rank in herd_pool_process steals from the others' queues, which
+     * frees room in them: every rank checks its full queue first. */
+    MPI_Barrier(MPI_COMM_WORLD);
     CHECK_OK(herd_pool_process(p));
     herd_pool_stats all;
     CHECK_OK(herd_pool_stats_get(p, NULL, &all));
