@@ -374,7 +374,7 @@ herd_group *herd__omp_deps_group(omp_deps *d) {
 }
 
 void herd__omp_wait_tasks(omp_task *t) {
-    herd_wait();
+    herd__omp_wait_children(t);
     for (omp_taskgroup *tg = t->tg; tg; tg = tg->prev)
         herd_group_wait(&tg->g);
     if (t->deps) herd_group_wait(&t->deps->g);

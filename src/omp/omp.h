@@ -102,15 +102,26 @@ typedef struct omp_team {
     omp_ws ws[WS_RING];
 } omp_team;
 
+/* Where a task's herd children are counted (omp_task.frame_mode; task.c,
+ * "Frames"). Invariant: the worker's current herd frame (herd__tls->frame)
+ * is that of the innermost task on its stack whose mode is not
+ * OMP_FRAME_LAZY. */
+enum {
+    OMP_FRAME_HERD = 0, /* herd runs it as a task (implicit, deferred): the frame herd opened */
+    OMP_FRAME_LAZY,     /* run at once in its creator's frame: it has no herd children yet */
+    OMP_FRAME_OWN,      /* run at once, and it opened `frame` for its first herd child */
+};
+
 typedef struct omp_task {
     omp_team *team;      /* NULL: the initial task outside any region */
     struct omp_task *parent;
     int thread_num;
     int final;
-    int implicit;
+    int frame_mode;      /* OMP_FRAME_* */
     omp_icv icv;
     omp_deps *deps;      /* dependences of the tasks it created, NULL: none yet */
     omp_taskgroup *tg;   /* innermost open taskgroup, NULL: none */
+    herd__frame frame;   /* OMP_FRAME_OWN: its frame (uninitialised before) */
     /* implicit tasks: worksharing state */
     long ws_next;        /* index of the next construct this member meets */
     omp_ws *ws;          /* the construct it is in */
@@ -170,6 +181,12 @@ void herd__omp_taskwait_depend(omp_task *parent, void **depend);
 /* Wait for every task t created (children and released dependent tasks),
  * with their descendants. Context: inside a herd task. */
 void herd__omp_wait_tasks(omp_task *t);
+/* Wait for t's herd children (taskwait's part in herd). Context: t is the
+ * current task, inside a herd task. */
+static inline void herd__omp_wait_children(omp_task *t) {
+    if (t->frame_mode != OMP_FRAME_LAZY) /* a lazy task has none */
+        herd_wait();                      /* the current frame is t's (the invariant above) */
+}
 /* The herd group of d's released tasks. */
 herd_group *herd__omp_deps_group(omp_deps *d);
 /* Free t's dependence table; t's tasks have all completed. */

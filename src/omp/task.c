@@ -44,12 +44,16 @@ static int thread_num_of(const omp_task *parent) {
     return parent->thread_num;
 }
 
-/* Run fn(data) as task `me` of thread number `thread_num`, child of parent,
- * on the caller's stack; `me` completes after its tasks. */
-static inline __attribute__((always_inline)) void run_task(omp_task *me, omp_task *parent,
-                                                           int thread_num, int final,
-                                                           void (*fn)(void *), void *data) {
-    memset(me, 0, offsetof(omp_task, ws_next));
+/* A new task record: child of parent, thread number thread_num, its herd
+ * children counted as frame_mode says (OMP_FRAME_*). */
+static inline __attribute__((always_inline)) void task_init(omp_task *me, omp_task *parent,
+                                                            int thread_num, int final,
+                                                            int frame_mode) {
+    /* Every field before `frame` and the implicit tasks' worksharing state,
+     * one by one: no memset under the stores that follow. */
+    me->frame_mode = frame_mode;
+    me->deps = NULL;
+    me->tg = NULL;
     me->team = parent->team;
     me->parent = parent;
     me->thread_num = thread_num;
@@ -59,22 +63,34 @@ static inline __attribute__((always_inline)) void run_task(omp_task *me, omp_tas
      * GOMP_task's time, perf, fib(30)). */
     *(volatile int *)&me->final = final;
     me->icv = parent->icv;
-    omp_task *prev = herd__omp_cur;
-    herd__omp_cur = me;
-    fn(data);
+}
+
+/* The end of a task that has something to wait for or free: its herd
+ * children (then the frame it opened is closed), its dependent tasks, its
+ * dependence table. */
+static __attribute__((noinline)) void task_end(omp_task *me) {
     if (herd__self()) {
-        herd_wait(); /* our tasks complete before we do (herd's tasks) */
+        herd__omp_wait_children(me);
         if (me->deps)
-            herd__omp_wait_tasks(me); /* and the released dependent ones */
+            herd__omp_wait_tasks(me); /* the released dependent tasks too */
+        if (me->frame_mode == OMP_FRAME_OWN)
+            herd__tls->frame = me->frame.up; /* tied: the same worker; read it again all the same */
     }
     if (me->deps)
         herd__omp_deps_free(me);
-    herd__omp_cur = prev;
 }
 
+/* Run fn(data) as task `me`, a deferred task that herd runs in a frame of
+ * its own, child of parent, on the caller's stack; `me` completes after its
+ * tasks. */
 void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(void *),
                         void *data) {
-    run_task(me, parent, thread_num_of(parent), final, fn, data);
+    task_init(me, parent, thread_num_of(parent), final, OMP_FRAME_HERD);
+    omp_task *prev = herd__omp_cur;
+    herd__omp_cur = me;
+    fn(data);
+    task_end(me);
+    herd__omp_cur = prev;
 }
 
 #define run_as herd__omp_run_task
@@ -109,10 +125,32 @@ static void *block_new(long size, long align) {
     return b;
 }
 
+/* Frames. A task run at once (run_here: herd not running, if(0), final,
+ * the creation throttle) starts in its creator's herd frame, with no frame
+ * of its own (OMP_FRAME_LAZY): most of them, the throttle's, never queue a
+ * child, and opening and closing a frame for each was a fifth of their cost
+ * (fib(30)). Before its first herd child it opens one (task_frame) and
+ * becomes the worker's current frame; from then on its children are counted
+ * there, and its end (task_end) waits for them and closes the frame. A task
+ * that has no frame of its own has no herd children, so its taskwait waits
+ * for none (herd__omp_wait_children): the creator's queued children are
+ * not its own. Tasks in a taskgroup or with dependences go into herd groups,
+ * which need no frame. */
+static inline __attribute__((always_inline)) void task_frame(omp_task *t, herd__hot *h) {
+    if (__builtin_expect(t->frame_mode == OMP_FRAME_LAZY, 0)) {
+        herd__frame_open(&t->frame, h, NULL, h->frame);
+        h->frame = &t->frame;
+        t->frame_mode = OMP_FRAME_OWN;
+    }
+}
+
 /* A herd child of the current task, or a task of its open taskgroup. */
 static int queue(omp_task *parent, const void *arg, size_t len) {
     if (parent->tg)
         return herd_group_spawn(&parent->tg->g, task_entry, arg, len);
+    herd__hot *h = herd__tls;
+    if (h)
+        task_frame(parent, h);
     /* A block that fits a deque slot is queued at the slot's full, constant
      * size (arg is a HERD_ARG_MAX buffer): the inline path then copies it
      * with a few fixed moves instead of a variable-length copy, which was
@@ -131,6 +169,10 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
     if (parent->tg || size < 0 || sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG ||
         (size & 7) || align > 8)
         return 0;
+    herd__hot *h = herd__tls;
+    if (!h)
+        return 0;
+    task_frame(parent, h);
     herd__slot *s = herd__spawn_reserve();
     if (!s)
         return 0;
@@ -196,15 +238,30 @@ static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
 
+/* Run fn(data) at once, as a child of parent, on this stack (the task is
+ * tied to its creator's thread, so its thread number is its parent's); it
+ * waits for its own tasks (task_end) only if it has any: the children it
+ * ran at once have completed. The finest-grained path there is (the
+ * throttle's): inline, the end tested in a few loads, the rest out of line. */
+static inline __attribute__((always_inline)) void run_here(omp_task *parent, void (*fn)(void *),
+                                                           void *data, int final) {
+    omp_task me;
+    task_init(&me, parent, parent->thread_num, final, OMP_FRAME_LAZY);
+    herd__omp_cur = &me;
+    fn(data);
+    if (__builtin_expect(me.frame_mode != OMP_FRAME_LAZY || me.deps != NULL, 0))
+        task_end(&me);
+    herd__omp_cur = parent;
+}
+
 /* Data that a copy function builds for a task run at once lives in the
  * running frame when it is this small (it never moves while the task runs). */
 #define UNDEFERRED_STACK_DATA 1024
 
 void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
                               void (*cpyfn)(void *, void *), long size, long align, int final) {
-    omp_task me;
     if (!cpyfn) {
-        run_as(&me, parent, final, fn, data);
+        run_here(parent, fn, data, final);
         return;
     }
     if (size >= 0 && align <= 64 && size <= UNDEFERRED_STACK_DATA) {
@@ -214,12 +271,12 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
         unsigned char buf[size + (long)a];
         unsigned char *d = (unsigned char *)(((uintptr_t)buf + a - 1) & ~(a - 1));
         cpyfn(d, data);
-        run_as(&me, parent, final, fn, d);
+        run_here(parent, fn, d, final);
         return;
     }
     void *b = block_new(size, align);
     cpyfn(b, data);
-    run_as(&me, parent, final, fn, b);
+    run_here(parent, fn, b, final);
     free(b);
 }
 
@@ -233,17 +290,17 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
  * of deferring it (the queue slot and the pop: about twice an undeferred
  * call, fib(30)). The OpenMP specification lets the encountering thread
  * execute a task immediately; libgomp throttles likewise on a team-wide
- * count. Tasks run at once get a herd frame of their own, so their children
- * are theirs and their end waits for exactly those. Low on stack, they are
- * deferred as usual (their frames would deepen the stack). h: the worker. */
+ * count. Tasks run at once open a herd frame of their own if they queue a
+ * child (Frames, above). Low on stack, they are deferred as usual (their
+ * frames would deepen the stack). h: the worker. */
 static int throttled(herd__hot *h) {
     int limit = herd__omp_g.throttle;
     /* A thief found the public part empty and asks for more: queue the task
      * (the spawn then publishes, S3). Without this, the thieves of an
      * unbalanced tree (UTS) took the few queued tasks, often leaves, and
      * searched while the owner ran a large subtree here. */
-    if (!limit || herd__sdq_wants_publish(&h->q) || herd__sdq_queued(&h->q) < (uint32_t)limit ||
-        !h->frame || (char *)__builtin_frame_address(0) < h->stack_limit)
+    if (herd__sdq_wants_publish(&h->q) || !limit || herd__sdq_queued(&h->q) < (uint32_t)limit ||
+        (char *)__builtin_frame_address(0) < h->stack_limit)
         return 0;
     /* The task about to run here may be long, and it may spawn nothing:
      * share the older half of the private part first, so that thieves
@@ -251,27 +308,6 @@ static int throttled(herd__hot *h) {
     if (h->q.head != h->q.split)
         herd__publish_slow();
     return 1;
-}
-
-/* A frame of its own for a task run at once under herd (h non-NULL);
- * returns the frame to restore with own_frame_close(). */
-static inline herd__frame *own_frame_open(herd__hot *h, herd__frame *fr) {
-    herd__frame *up = h->frame;
-    herd__frame_open(fr, h, NULL, up);
-    h->frame = fr;
-    return up;
-}
-
-static inline void own_frame_close(herd__frame *up) {
-    herd__tls->frame = up; /* tied: the same worker; read it again all the same */
-}
-
-static void run_throttled(omp_task *parent, void (*fn)(void *), void *data,
-                          void (*cpyfn)(void *, void *), long size, long align, int final) {
-    herd__frame fr;
-    herd__frame *up = own_frame_open(herd__tls, &fr);
-    run_now(parent, fn, data, cpyfn, size, align, final); /* waits for fr's children */
-    own_frame_close(up);
 }
 
 void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align) {
@@ -283,48 +319,42 @@ void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, 
     return b;
 }
 
-OMP_API void GOMP_taskwait(void) {
-    if (!herd__self())
-        return; /* outside herd every task ran undeferred */
+static __attribute__((noinline)) void taskwait_general(void) {
     OMP_SAVE();
     if (omp__saved->tg || omp__saved->deps)
         herd__omp_wait_tasks(omp__saved);
     else
-        herd_wait(); /* herd children only: the common case, inline */
+        herd__omp_wait_children(omp__saved); /* run them here, inline */
     OMP_RESTORE();
 }
 
-/* The common task run by the encountering thread (herd not running, if(0),
- * final, or the creation throttle): no copy function, no dependences. Its
- * thread is its parent's (it runs on the parent's stack, and tasks are
- * tied), and under herd it gets a frame of its own, so that its end waits
- * for its own children only. */
-static void run_here(omp_task *parent, void (*fn)(void *), void *data, int final, herd__hot *h) {
-    omp_task me;
-    herd__frame fr, *up = h ? own_frame_open(h, &fr) : NULL;
-    run_task(&me, parent, parent->thread_num, final, fn, data); /* waits for fr's children */
-    if (h)
-        own_frame_close(up);
-    herd__omp_cur = parent;
-}
-
-OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                       long arg_size, long arg_align, bool if_clause, unsigned flags,
-                       void **depend, int priority, void *detach) {
-    (void)priority; /* a hint; herd's schedulers have no priorities */
-    omp_task *cur = herd__omp_cur;
-    if (__builtin_expect(cur && !cpyfn && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)), 1)) {
-        int final = (flags & OMP_TASK_FINAL) || cur->final;
-        herd__hot *h = herd__tls;
-        if (!h || !if_clause || cur->final || throttled(h)) {
-            run_here(cur, fn, data, final, h);
+OMP_API void GOMP_taskwait(void) {
+    herd__hot *h = herd__tls;
+    if (!h)
+        return; /* outside herd every task ran undeferred */
+    /* The commonest waits on the finest grain, with no taskgroup and no
+     * dependences: a task that never queued a child (Frames), or one whose
+     * children are neither queued nor out (herd_wait's own early exit, J0). */
+    omp_task *t = herd__omp_cur;
+    if (__builtin_expect(t && !t->tg && !t->deps, 1)) {
+        if (t->frame_mode == OMP_FRAME_LAZY)
             return;
-        }
-        if (spawn_in_slot(cur, fn, data, arg_size, arg_align, final))
+        herd__frame *f = h->frame;
+        if (f && h->q.head <= f->base && !f->nspawned)
             return;
     }
+    taskwait_general();
+}
+
+/* Everything but the common task (GOMP_task's own path): copy functions,
+ * dependences, detach, large data, open taskgroups. Out of line, so that the
+ * common path keeps a small frame and few saved registers. */
+static __attribute__((noinline)) void task_general(void (*fn)(void *), void *data,
+                                                  void (*cpyfn)(void *, void *), long arg_size,
+                                                  long arg_align, bool if_clause, unsigned flags,
+                                                  void **depend, void *ra) {
     if (flags & OMP_TASK_DETACH)
-        herd__omp_unsupported("task detach", __builtin_return_address(0));
+        herd__omp_unsupported("task detach", ra);
     OMP_SAVE();
     omp_task *parent = omp__saved;
     int final = (flags & OMP_TASK_FINAL) || parent->final;
@@ -339,10 +369,30 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
     if (!if_clause || parent->final || !herd__self())
         run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
     else if (throttled(herd__tls))
-        run_throttled(parent, fn, data, cpyfn, arg_size, arg_align, final);
+        run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
     else
         spawn(parent, fn, data, cpyfn, arg_size, arg_align, final);
     OMP_RESTORE(); /* work-first spawns suspend the encountering task */
+}
+
+OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                       long arg_size, long arg_align, bool if_clause, unsigned flags,
+                       void **depend, int priority, void *detach) {
+    (void)priority; /* a hint; herd's schedulers have no priorities */
+    (void)detach;
+    omp_task *cur = herd__omp_cur;
+    if (__builtin_expect(cur && !cpyfn && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)), 1)) {
+        int final = (flags & OMP_TASK_FINAL) || cur->final;
+        herd__hot *h = herd__tls;
+        if (!h || !if_clause || cur->final || throttled(h)) {
+            run_here(cur, fn, data, final);
+            return;
+        }
+        if (spawn_in_slot(cur, fn, data, arg_size, arg_align, final))
+            return;
+    }
+    task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend,
+                 __builtin_return_address(0));
 }
 
 OMP_API void GOMP_taskwait_depend(void **depend) {

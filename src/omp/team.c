@@ -87,7 +87,7 @@ static void member_entry(void *p) {
     me.team = team;
     me.parent = team->parent;
     me.thread_num = a.i;
-    me.implicit = 1;
+    me.frame_mode = OMP_FRAME_HERD; /* a herd task of the team's group */
     me.icv = team->parent->icv;
     me.ch_lo = me.ch_hi = -1;
     herd__omp_cur = &me;

@@ -388,6 +388,79 @@ static void test_throttle(void) {
         CHECK(waiting_max <= limit);
 }
 
+/* A task's taskwait waits for its own children only, and a task run at once
+ * has its own children too (herd: src/omp/task.c, "Frames"). The task runs
+ * at once because of if(0) (with data built by a copy function, then
+ * without), and because of the creation throttle (after `limit` queued
+ * tasks). Its creator's queued tasks (x) must not run inside its taskwait,
+ * its own (y) must; with the task's end, its untended child (z) has run too
+ * (herd: a task completes after its children). Exact only where nothing
+ * else may run x meanwhile: herd, one worker, a deque scheduler (a queue
+ * scheduler's wait may run any queued task; a work-first spawn runs x at
+ * once, before the count is taken, which the check allows). */
+static _Atomic int own_x, own_y, own_z;
+
+static void own_children_body(int *x_seen, int *y_seen, const big_arg *a) {
+    if (a)
+        CHECK_EQ(a->index, 1); /* the task's own copy (firstprivate) */
+    int x0 = own_x;
+#pragma omp task
+    own_y++;
+#pragma omp taskwait
+    *x_seen = own_x - x0;
+    *y_seen = own_y;
+#pragma omp task
+    own_z++;
+}
+
+static void test_own_children(void) {
+    int herd = getenv("OMP_TEST_EXPECT_LIB") != NULL;
+    const char *s = getenv("HERD_SCHED");
+    int queue_sched = s && (!strcmp(s, "mts") || !strcmp(s, "central") || !strcmp(s, "lifo") ||
+                            !strcmp(s, "fifo"));
+    const char *t = getenv("HERD_OMP_THROTTLE");
+    int limit = t && *t ? atoi(t) : 4;
+    for (int kind = 0; kind < 3; kind++) {
+        int nthreads = 1, x_seen = -1, y_seen = -1, z_after = -1, x_total = -1;
+        own_x = own_y = own_z = 0;
+#pragma omp parallel
+#pragma omp single
+        {
+            nthreads = omp_get_num_threads();
+            /* if(0): one x; the throttle: `limit` of them (then the task
+             * below is the one over the bound). */
+            int nx = kind == 2 ? (limit > 0 ? limit : 1) : 1;
+            for (int i = 0; i < nx; i++) {
+#pragma omp task
+                own_x++;
+            }
+            big_arg a = {.index = 1};
+            if (kind == 0) {
+#pragma omp task if (0) firstprivate(a) shared(x_seen, y_seen)
+                own_children_body(&x_seen, &y_seen, &a);
+            } else if (kind == 1) {
+#pragma omp task if (0) shared(x_seen, y_seen)
+                own_children_body(&x_seen, &y_seen, NULL);
+            } else {
+#pragma omp task shared(x_seen, y_seen)
+                own_children_body(&x_seen, &y_seen, NULL);
+            }
+            z_after = own_z;
+#pragma omp taskwait
+            x_total = own_x;
+        }
+        CHECK_EQ(y_seen, 1);
+        CHECK_EQ(own_z, 1);
+        CHECK_EQ(x_total, kind == 2 ? (limit > 0 ? limit : 1) : 1);
+        /* The throttle's task runs at once only with the throttle on. */
+        int at_once = kind < 2 || limit > 0;
+        if (herd && !queue_sched && nthreads == 1 && at_once) {
+            CHECK_EQ(x_seen, 0);
+            CHECK_EQ(z_after, 1);
+        }
+    }
+}
+
 static void test_many_deep(void) {
     enum { MANY = 100000 };
     long sum = 0;
@@ -422,6 +495,7 @@ int main(void) {
         test_taskloop();
         test_many_deep();
         test_throttle();
+        test_own_children();
     }
     printf("omp tasks: ok\n");
     return 0;
