@@ -256,12 +256,16 @@ static int open_registry(herd__rt *rt) {
  * With more workers than the CPUs this process may use, a searching worker
  * takes CPU time from a busy one: search 50 us (docs/design/tasks.md,
  * "Worker loop and sleep"). HERD_IDLE=adaptive:US sets it. */
-static uint64_t adaptive_spin_ns(const herd__settings *set, int nworkers) {
-    if (set->spin_us)
-        return (uint64_t)set->spin_us * 1000;
+static int cpus_for_each(int nworkers) {
     cpu_set_t cpus;
     int ncpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-    return nworkers <= ncpus ? 1000000 : 50000;
+    return nworkers <= ncpus;
+}
+
+static uint64_t adaptive_spin_ns(const herd__settings *set, int cpu_per_worker) {
+    if (set->spin_us)
+        return (uint64_t)set->spin_us * 1000;
+    return cpu_per_worker ? 1000000 : 50000;
 }
 
 /* Settings, topology, the number of workers and their records; no PU is
@@ -288,7 +292,8 @@ static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
             return rc;
         }
     }
-    rt->spin_ns = adaptive_spin_ns(&rt->set, rt->nworkers);
+    rt->cpu_per_worker = cpus_for_each(rt->nworkers);
+    rt->spin_ns = adaptive_spin_ns(&rt->set, rt->cpu_per_worker);
     herd__stack_conf_init(&rt->stacks, rt->set.stack_size, rt->set.stack_guard);
     rt->pu_of_worker = calloc((size_t)rt->nworkers, sizeof(int));
     rt->workers =

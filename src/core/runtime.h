@@ -238,6 +238,7 @@ typedef struct herd__rt {
     _Atomic long inject_size;
     /* W1..W4: sleeping workers. */
     uint64_t spin_ns;         /* HERD_IDLE=adaptive: search this long, then sleep */
+    int cpu_per_worker;       /* the process may use at least as many CPUs as workers */
     _Atomic int sleepers;
     _Atomic uint32_t wake_seq;
     /* herd__start_ex flags (docs/design/openmp.md, "Core mechanisms"). */
@@ -346,6 +347,17 @@ herd__ult *herd__readyq_pop_back(herd__readyq *rq);
 /* core/worker.c */
 void herd__sched_loop(herd__worker *w) __attribute__((noreturn));
 void herd__wake_one(herd__rt *rt);
+/* Before a task suspends to wait for something that another worker is
+ * about to do (a barrier's last arrival, a group's last task): spin until
+ * done(arg), up to HERD__SPIN_WAIT_NS, and only while w has nothing else to
+ * run and each worker has a CPU (otherwise the time is better given to that
+ * work, or to the thread being waited for). 1 when done(arg) came true.
+ * done() reads relaxed, and the caller reads again with acquire when it
+ * returns 1: a spin of acquire loads under ThreadSanitizer takes, at each
+ * load, a lock that the releasing store needs, and many spinners on few
+ * CPUs starved that store (stress.topology hung, round 3). */
+#define HERD__SPIN_WAIT_NS 20000
+int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg);
 void herd__wake_all(herd__rt *rt);
 /* Work was queued where only some workers may take it (a shepherd's
  * queue): wake them. Sleepers are not grouped, so this wakes every sleeper;

@@ -8,6 +8,7 @@
  * worker) or runs before the waiter decided to wait. */
 #include "core/runtime.h"
 
+#include <sched.h>
 #include <stdlib.h>
 
 static void list_push(herd__ult **head, herd__ult **tail, herd__ult *u) {
@@ -189,7 +190,27 @@ HERD_API int herd_cond_broadcast(herd_cond *c) {
 /* ---------------------------------------------------------------- barrier
  * Paper 004 §2.3: arrivals register in an array at the index of their
  * arrival; the last arrival collects every slot and makes the tasks ready.
- * No list is shared by all arrivals, so arrivals do not contend on a lock. */
+ * No list is shared by all arrivals, so arrivals do not contend on a lock.
+ *
+ * Before blocking, an arrival may wait a little by spinning on the phase
+ * (herd__spin_wait, core/worker.c): when the others come within it, no task
+ * switches and no wake-up are paid. The slot protocol:
+ * - B1 (arrival i of phase p, not the last): read the phase before arriving
+ *   (it cannot move until we arrive), store SPIN(p) in slot i (release),
+ *   spin while the phase is p; if it moved, done. Otherwise block; the arm
+ *   CASes slot i from SPIN(p) to the ULT (acq_rel): on success the last
+ *   arrival owns the wake-up; on failure the slot was claimed (B2), and the
+ *   arm waits for the phase to move, then makes the ULT ready itself.
+ * - B2 (last arrival): for each slot, wait until it is non-empty (an
+ *   arrival stores SPIN before anything else), exchange it with NULL
+ *   (acq_rel); reopen (arrived = 0), then move the phase (release), then
+ *   wake the ULTs collected; SPIN needs nothing. Every released arrival
+ *   therefore reads the new phase when it arrives again: spinners and
+ *   self-readied ULTs saw it move, woken ULTs are woken after it.
+ * - B3: SPIN(p) alternates with the phase's parity, so a late CAS of phase
+ *   p cannot take a slot that an arrival of phase p + 1 has just filled:
+ *   phase p + 2 cannot begin before the late arrival finishes phase p + 1. */
+#define SPIN_TOKEN(phase) ((void *)(uintptr_t)(1 + 2 * ((phase)&1))) /* 1 or 3: never a ULT */
 
 HERD_API int herd_barrier_init(herd_barrier *b, int64_t count) {
     if (count < 1)
@@ -211,40 +232,100 @@ HERD_API void herd_barrier_destroy(herd_barrier *b) {
     b->herd__slots = NULL;
 }
 
+typedef struct barrier_arm {
+    void **slot;
+    void *token;     /* SPIN(p) of the phase the ULT arrived in */
+    uint64_t *phase; /* the barrier's */
+} barrier_arm;
+
 static void arm_barrier(herd__worker *w, herd__ult *u, void *p) {
     (void)w;
-    /* ORDER: release; pairs with the acquire load in herd_barrier_wait() by
-     * the last arrival, which then owns u. */
-    __atomic_store_n((herd__ult **)p, u, __ATOMIC_RELEASE);
+    barrier_arm a = *(barrier_arm *)p; /* on u's stack: read before u can run */
+    void *expect = a.token;
+    /* B1. ORDER: acq_rel on success: release publishes u to the last
+     * arrival's exchange; acquire on failure: the claim (B2) happened
+     * before, so u sees what every arrival wrote before the barrier. */
+    if (__atomic_compare_exchange_n(a.slot, &expect, (void *)u, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return;
+    /* Claimed while we switched: nobody else will wake u. The last arrival
+     * moves the phase next; wait for that, so that u cannot run and arrive
+     * at the next phase while the phase still reads p (it would take the
+     * move for the end of its new phase). The phase's parity tells: it
+     * cannot move twice without u. ORDER: acquire; pairs with B2's release
+     * store of the phase. */
+    uint64_t parity = a.token == SPIN_TOKEN(1);
+    /* ORDER: relaxed in the spin (herd__spin_wait says why); u reads what
+     * it needs after it resumes, through the phase (herd_barrier_wait). The
+     * last arrival is between its claims and its store of the phase: on an
+     * oversubscribed machine, give it the CPU now and then. */
+    for (unsigned i = 1; (__atomic_load_n(a.phase, __ATOMIC_RELAXED) & 1) == parity; i++) {
+        herd__cpu_relax();
+        if (i % 64 == 0)
+            sched_yield();
+    }
+    herd__ult_ready(u);
+}
+
+typedef struct phase_wait {
+    uint64_t *phase;
+    uint64_t p;
+} phase_wait;
+
+static int phase_moved(void *arg) {
+    phase_wait *pw = arg;
+    /* ORDER: relaxed; herd_barrier_wait's acquire load follows. */
+    return __atomic_load_n(pw->phase, __ATOMIC_RELAXED) != pw->p;
 }
 
 HERD_API int herd_barrier_wait(herd_barrier *b) {
     if (!in_task())
         return HERD_ENOTASK;
+    /* The phase cannot move before this arrival. ORDER: relaxed; only
+     * compared with later loads by this thread. */
+    uint64_t p = __atomic_load_n(&b->herd__phase, __ATOMIC_RELAXED);
     /* ORDER: acq_rel; the arrivals' RMWs form one release sequence, so the
      * last arrival sees every earlier arrival's writes. */
     int64_t idx = __atomic_fetch_add(&b->herd__arrived, 1, __ATOMIC_ACQ_REL);
     if (idx < b->herd__count - 1) {
-        herd__block(arm_barrier, &b->herd__slots[idx]);
+        void **slot = &b->herd__slots[idx];
+        /* B1. ORDER: release; the last arrival's acquire exchange pairs. */
+        __atomic_store_n(slot, SPIN_TOKEN(p), __ATOMIC_RELEASE);
+        phase_wait pw = {&b->herd__phase, p};
+        if (!herd__spin_wait(herd__self(), phase_moved, &pw)) {
+            barrier_arm a = {slot, SPIN_TOKEN(p), &b->herd__phase};
+            herd__block(arm_barrier, &a);
+        }
+        /* Released: the phase has moved (we saw it, or the last arrival
+         * woke us after moving it, or our arm saw it). ORDER: acquire;
+         * pairs with B2's release store of the phase: every arrival's
+         * writes before the barrier are visible. */
+        (void)__atomic_load_n(&b->herd__phase, __ATOMIC_ACQUIRE);
         return 0;
     }
-    /* Last arrival: collect every registered task (each may still be on its
-     * way to registering: its arm runs after its switch), reopen the barrier,
-     * then wake them. Woken tasks may arrive at the next phase at once; the
-     * slots are empty by then. */
+    /* B2. Last arrival: claim every slot (each arrival stores its token
+     * first, and may still be on its way to it), reopen the barrier, move
+     * the phase, then wake the blocked ones. Woken tasks may arrive at the
+     * next phase at once; the slots are empty by then. */
     herd__ult *woken = NULL;
     for (int64_t i = 0; i < b->herd__count - 1; i++) {
-        herd__ult *u;
-        /* ORDER: acquire; pairs with the release store in arm_barrier(). */
-        while (!(u = __atomic_load_n((herd__ult **)&b->herd__slots[i], __ATOMIC_ACQUIRE)))
+        void **slot = &b->herd__slots[i];
+        /* ORDER: relaxed; the exchange below acquires. */
+        while (!__atomic_load_n(slot, __ATOMIC_RELAXED))
             herd__cpu_relax();
-        b->herd__slots[i] = NULL;
-        u->next = woken;
-        woken = u;
+        /* ORDER: acq_rel; acquire: a ULT's registration (the arm's release
+         * CAS); release: a failed CAS in the arm acquires our claim. */
+        void *v = __atomic_exchange_n(slot, NULL, __ATOMIC_ACQ_REL);
+        if (v != SPIN_TOKEN(p)) {
+            herd__ult *u = v;
+            u->next = woken;
+            woken = u;
+        }
     }
-    b->herd__phase++;
     /* ORDER: release; pairs with the next phase's acq_rel fetch_add. */
     __atomic_store_n(&b->herd__arrived, 0, __ATOMIC_RELEASE);
+    /* ORDER: release; pairs with the spinners' acquire loads (B1). */
+    __atomic_store_n(&b->herd__phase, p + 1, __ATOMIC_RELEASE);
     while (woken) {
         herd__ult *next = woken->next;
         herd__ult_ready(woken);

@@ -467,6 +467,12 @@ static void arm_group(herd__worker *w, herd__ult *u, void *p) {
     }
 }
 
+static int group_empty(void *p) {
+    group_rec *r = p;
+    /* ORDER: relaxed; herd_group_wait's acquire load follows (herd__spin_wait). */
+    return atomic_load_explicit(&r->state, memory_order_relaxed) < GROUP_ONE;
+}
+
 HERD_API int herd_group_wait(herd_group *g) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)
@@ -476,8 +482,12 @@ HERD_API int herd_group_wait(herd_group *g) {
         return HERD_EBUSY;
     /* Group tasks this task queued on top of our deque run here first. */
     drain(w->hot.frame, r);
+    /* The last tasks may be about to finish on other workers (a parallel
+     * region's members): spin a little before suspending. */
+    herd__spin_wait(herd__self(), group_empty, r);
     /* ORDER: acquire; pairs with group_done()'s release: the tasks' writes
-     * are visible when we see the count reach zero. */
+     * are visible when we see the count reach zero (at once after a
+     * successful spin). */
     while (atomic_load_explicit(&r->state, memory_order_acquire) >= GROUP_ONE)
         herd__block(arm_group, r);
     return 0;

@@ -267,6 +267,31 @@ static void idle_step(herd__worker *w, unsigned *fails, uint64_t *spin_since) {
         sched_yield();
 }
 
+/* Anything w could run instead of spinning? */
+static int has_local_work(herd__worker *w) {
+    return w->hot.q.head != w->hot.q.split || herd__sdq_public_size(&w->hot.q) ||
+           atomic_load_explicit(&w->ready.size, memory_order_relaxed) ||
+           atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__tq_size(&w->mine);
+}
+
+int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg) {
+    if (!w->rt->cpu_per_worker || w->rt->nworkers < 2)
+        return 0;
+    uint64_t start = 0;
+    for (unsigned i = 0;; i++) {
+        if (done(arg))
+            return 1;
+        if (i % 64 == 0) {
+            uint64_t now = herd__now_ns();
+            if (!start)
+                start = now;
+            else if (now - start >= HERD__SPIN_WAIT_NS || has_local_work(w))
+                return 0;
+        }
+        herd__cpu_relax();
+    }
+}
+
 void herd__sched_loop(herd__worker *w) {
     unsigned fails = 0;
     uint64_t idle_since = 0, spin_since = 0;
