@@ -73,6 +73,7 @@ typedef struct omp_ws {
     unsigned long long ustart, uincr;
     _Atomic long ord_turn;  /* ordered: start iteration of the chunk whose turn it is */
     _Atomic int single;
+    struct omp_doacross *dx; /* doacross loops: what has posted (doacross.c) */
     void *copy;             /* copyprivate data */
     unsigned sect_count;
     _Atomic unsigned sect_next;
@@ -80,6 +81,7 @@ typedef struct omp_ws {
 
 struct omp_task;
 typedef struct omp_deps omp_deps; /* depend.c */
+typedef struct omp_doacross omp_doacross; /* doacross.c */
 
 /* An open taskgroup of a task (task.c): the tasks it creates meanwhile are
  * spawned into g, not as its herd children. */
@@ -169,6 +171,11 @@ void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(vo
 /* An undeferred task: its data copied (cpyfn) first, then run here. */
 void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
                               void (*cpyfn)(void *, void *), long size, long align, int final);
+/* doacross.c: the record of a doacross loop nest of n loops (counts:
+ * their iteration counts), set up by the member that sets up the loop; freed
+ * by the last member to leave it. */
+void herd__omp_doacross_init(omp_ws *ws, unsigned n, const unsigned long long *counts);
+void herd__omp_doacross_free(omp_ws *ws);
 /* A heap copy of a task's data (cpyfn or memcpy); the caller frees it. */
 void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align);
 /* depend.c: a task with dependences (GCC's depend array); deferred ones are

@@ -68,6 +68,7 @@ void herd__omp_ws_leave(omp_task *t) {
     atomic_store_explicit(&ws->ready_for, -1, memory_order_relaxed);
     atomic_store_explicit(&ws->single, 0, memory_order_relaxed);
     atomic_store_explicit(&ws->ord_turn, 0, memory_order_relaxed);
+    herd__omp_doacross_free(ws);
     ws->copy = NULL;
     /* ORDER: release; pairs with the acquire CAS in herd__omp_ws_begin(). */
     atomic_store_explicit(&ws->free_for, t->ws_k + WS_RING, memory_order_release);
@@ -259,6 +260,66 @@ static bool start_ull(long sched, int ordered, bool up, unsigned long long start
     return istart ? next_ull(istart, iend) : true;
 }
 
+/* Doacross loops (doacross.c): the outermost loop's logical iterations
+ * [0, counts[0]) are shared like any loop's; the member that sets the loop
+ * up also sets up its record of posted iterations. ull: counts and the
+ * bounds are unsigned long long. */
+static bool start_doacross(long sched, unsigned n, const unsigned long long *counts, int ull,
+                           long chunk, void *istart, void *iend) {
+    omp_task *t = herd__omp_task();
+    if (!t->team)
+        herd__omp_fatal("a worksharing loop outside a parallel region"); /* not reached: GCC */
+    if (herd__omp_ws_begin(t)) {
+        if (ull)
+            loop_init_ull(t->ws, t, sched, true, 0, counts[0], 1, (unsigned long long)chunk);
+        else
+            herd__omp_loop_init(t->ws, t, sched, 0, (long)counts[0], 1, chunk);
+        herd__omp_doacross_init(t->ws, n, counts);
+        herd__omp_ws_publish(t);
+    }
+    enter_loop(t, 0);
+    if (!istart)
+        return true;
+    return ull ? next_ull(istart, iend) : next_signed(istart, iend);
+}
+
+/* GCC's signed counts, as the unsigned values they are (never negative). */
+#define MAX_DOACROSS 64
+static bool start_doacross_signed(long sched, unsigned n, const long *counts, long chunk,
+                                  long *istart, long *iend) {
+    if (n > MAX_DOACROSS)
+        herd__omp_fatal("a doacross loop nest %u loops deep (at most %d)", n, MAX_DOACROSS);
+    unsigned long long c[MAX_DOACROSS];
+    for (unsigned d = 0; d < n; d++)
+        c[d] = counts[d] > 0 ? (unsigned long long)counts[d] : 0;
+    return start_doacross(sched, n, c, 0, chunk, istart, iend);
+}
+
+#define DOACROSS(name, sched)                                                                      \
+    OMP_API bool GOMP_loop_doacross_##name##_start(unsigned n, long *counts, long c, long *is,    \
+                                                   long *ie) {                                     \
+        return start_doacross_signed(sched, n, counts, c, is, ie);                                \
+    }                                                                                              \
+    OMP_API bool GOMP_loop_ull_doacross_##name##_start(unsigned n, unsigned long long *counts,    \
+                                                       unsigned long long c,                       \
+                                                       unsigned long long *is,                     \
+                                                       unsigned long long *ie) {                   \
+        return start_doacross(sched, n, counts, 1, (long)c, is, ie);                               \
+    }
+
+DOACROSS(static, OMP_SCHED_STATIC)
+DOACROSS(dynamic, OMP_SCHED_DYNAMIC)
+DOACROSS(guided, OMP_SCHED_GUIDED)
+
+OMP_API bool GOMP_loop_doacross_runtime_start(unsigned n, long *counts, long *is, long *ie) {
+    return start_doacross_signed(OMP_SCHED_RUNTIME, n, counts, 0, is, ie);
+}
+
+OMP_API bool GOMP_loop_ull_doacross_runtime_start(unsigned n, unsigned long long *counts,
+                                                  unsigned long long *is, unsigned long long *ie) {
+    return start_doacross(OMP_SCHED_RUNTIME, n, counts, 1, 0, is, ie);
+}
+
 /* The worksharing loop GOMP_parallel_loop_* set up: members enter it at
  * their start (team.c) and only call *_next; enter_loop state is zero. */
 
@@ -335,6 +396,20 @@ OMP_API bool GOMP_loop_ull_ordered_start(bool up, unsigned long long s, unsigned
                                          uintptr_t *reductions, void **mem) {
     no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
     return start_ull(sched, 1, up, s, e, i, c, is, ie);
+}
+
+OMP_API bool GOMP_loop_doacross_start(unsigned n, long *counts, long sched, long c, long *is,
+                                      long *ie, uintptr_t *reductions, void **mem) {
+    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
+    return start_doacross_signed(sched, n, counts, c, is, ie);
+}
+
+OMP_API bool GOMP_loop_ull_doacross_start(unsigned n, unsigned long long *counts, long sched,
+                                          unsigned long long c, unsigned long long *is,
+                                          unsigned long long *ie, uintptr_t *reductions,
+                                          void **mem) {
+    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
+    return start_doacross(sched, n, counts, 1, (long)c, is, ie);
 }
 
 OMP_API void GOMP_loop_end_nowait(void) {

@@ -1,6 +1,7 @@
 /* Worksharing loops: every schedule (static with and without chunk,
  * dynamic, guided, runtime, auto, nonmonotonic), unsigned long long loops,
- * ordered, nowait, collapse, reductions, sections, combined parallel for. */
+ * ordered, doacross (ordered(n) with depend), nowait, collapse, reductions,
+ * sections, combined parallel for. */
 #include "check_omp.h"
 
 #include <omp.h>
@@ -213,6 +214,105 @@ static void test_sections(void) {
     CHECK_EQ(done[4], 1);
 }
 
+/* Doacross loops (ordered(n) with depend(sink)/depend(source)): a chain in
+ * one loop and a wavefront over two, under each schedule and for an
+ * unsigned long long loop; the values are only right if every sink waited
+ * for its source (plain reads and writes: the ordering is the only
+ * synchronisation). The chain records its completion order too. */
+enum { DX_N = 2000, DX_W = 40 };
+static long dx_a[DX_N];
+static unsigned long dx_order[DX_N];
+static long dx_b[DX_W][DX_W], dx_seq[DX_W][DX_W];
+
+static void dx_chain_check_values(void) {
+    for (int i = 1; i < DX_N; i++)
+        if (dx_a[i] != i) CHECK_EQ(dx_a[i], i);
+}
+
+static void dx_chain_check(void) {
+    dx_chain_check_values();
+    for (int i = 1; i < DX_N - 1; i++)
+        if (dx_order[i] >= dx_order[i + 1]) CHECK(dx_order[i] < dx_order[i + 1]);
+}
+
+static void test_doacross(void) {
+    _Atomic unsigned long tick;
+    for (int sched = 0; sched < 4; sched++) {
+        memset(dx_a, 0, sizeof dx_a);
+        tick = 0;
+#pragma omp parallel
+        {
+            switch (sched) {
+            case 0:
+#pragma omp for ordered(1) schedule(static, 1)
+                for (int i = 1; i < DX_N; i++) {
+#pragma omp ordered depend(sink : i - 1)
+                    dx_a[i] = dx_a[i - 1] + 1;
+                    dx_order[i] = tick++;
+#pragma omp ordered depend(source)
+                }
+                break;
+            case 1:
+#pragma omp for ordered(1) schedule(dynamic, 3)
+                for (int i = 1; i < DX_N; i++) {
+#pragma omp ordered depend(sink : i - 1)
+                    dx_a[i] = dx_a[i - 1] + 1;
+                    dx_order[i] = tick++;
+#pragma omp ordered depend(source)
+                }
+                break;
+            case 2:
+#pragma omp for ordered(1) schedule(guided)
+                for (int i = 1; i < DX_N; i++) {
+#pragma omp ordered depend(sink : i - 1)
+                    dx_a[i] = dx_a[i - 1] + 1;
+                    dx_order[i] = tick++;
+#pragma omp ordered depend(source)
+                }
+                break;
+            default:
+#pragma omp for ordered(1) schedule(runtime)
+                for (int i = 1; i < DX_N; i++) {
+#pragma omp ordered depend(sink : i - 1)
+                    dx_a[i] = dx_a[i - 1] + 1;
+                    dx_order[i] = tick++;
+#pragma omp ordered depend(source)
+                }
+            }
+        }
+        dx_chain_check();
+    }
+
+    /* A wavefront: (i, j) needs (i-1, j) and (i, j-1); the sequential
+     * order gives the expected values (binomial sums mod 2^63). */
+    memset(dx_b, 0, sizeof dx_b);
+    memset(dx_seq, 0, sizeof dx_seq);
+    for (int i = 1; i < DX_W; i++)
+        for (int j = 1; j < DX_W; j++)
+            dx_seq[i][j] = (dx_seq[i - 1][j] + dx_seq[i][j - 1] + 1) & 0x3fffffffffffffffL;
+#pragma omp parallel for ordered(2) schedule(dynamic)
+    for (int i = 1; i < DX_W; i++)
+        for (int j = 1; j < DX_W; j++) {
+#pragma omp ordered depend(sink : i - 1, j) depend(sink : i, j - 1)
+            dx_b[i][j] = (dx_b[i - 1][j] + dx_b[i][j - 1] + 1) & 0x3fffffffffffffffL;
+#pragma omp ordered depend(source)
+        }
+    for (int i = 0; i < DX_W; i++)
+        for (int j = 0; j < DX_W; j++)
+            if (dx_b[i][j] != dx_seq[i][j]) CHECK_EQ(dx_b[i][j], dx_seq[i][j]);
+
+    /* An unsigned long long loop beyond LONG_MAX: the ull entry points. */
+    memset(dx_a, 0, sizeof dx_a);
+    const unsigned long long big = 1ULL << 63;
+#pragma omp parallel for ordered(1) schedule(static, 2)
+    for (unsigned long long u = big + 1; u < big + DX_N; u++) {
+#pragma omp ordered depend(sink : u - 1)
+        dx_a[u - big] = dx_a[u - big - 1] + 1;
+#pragma omp ordered depend(source)
+    }
+    dx_chain_check_values();
+}
+
 int main(void) {
     for (int rep = 0; rep < 3; rep++) {
         test_schedules();
@@ -220,6 +320,7 @@ int main(void) {
         test_ordered();
         test_nowait_collapse_reduction();
         test_sections();
+        test_doacross();
     }
     printf("omp loops: ok\n");
     return 0;
