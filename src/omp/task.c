@@ -439,25 +439,17 @@ OMP_API void GOMP_taskgroup_end(void) {
     OMP_RESTORE();
 }
 
-OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                           long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
-                           int priority, long start, long end, long step) {
-    (void)priority;
-    if (flags & OMP_TASK_REDUCTION)
-        herd__omp_unsupported("taskloop reduction", __builtin_return_address(0));
-    OMP_SAVE();
-    omp_task *parent = omp__saved;
-    unsigned long n;
-    if (step > 0)
-        n = end > start ? ((unsigned long)end - (unsigned long)start + (unsigned long)step - 1) /
-                              (unsigned long)step
-                        : 0;
-    else
-        n = start > end ? ((unsigned long)start - (unsigned long)end - (unsigned long)step - 1) /
-                              (unsigned long)-step
-                        : 0;
+/* A taskloop of n iterations from start by step. The bounds are 64-bit
+ * words in wrapping arithmetic, so the signed and the unsigned long long
+ * flavours share it: each task's copy of the data starts with its bounds
+ * (GCC's layout), in the loop variable's type. */
+static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                     long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
+                     unsigned long n, uint64_t start, uint64_t step) {
     if (n == 0)
         return;
+    OMP_SAVE();
+    omp_task *parent = omp__saved;
     unsigned long ntasks;
     if (flags & OMP_TASK_GRAINSIZE) {
         unsigned long g = num_tasks ? num_tasks : 1;
@@ -476,14 +468,13 @@ OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *,
     unsigned long q = n / ntasks, r = n % ntasks, lo = 0;
     for (unsigned long k = 0; k < ntasks; k++) {
         unsigned long cnt = q + (k < r);
-        /* Each task's copy of the data starts with its bounds (GCC's layout). */
         void *b = block_new(arg_size, arg_align);
         if (cpyfn)
             cpyfn(b, data);
         else
             memcpy(b, data, (size_t)arg_size);
-        ((long *)b)[0] = start + (long)lo * step;
-        ((long *)b)[1] = start + (long)(lo + cnt) * step;
+        ((uint64_t *)b)[0] = start + (uint64_t)lo * step;
+        ((uint64_t *)b)[1] = start + (uint64_t)(lo + cnt) * step;
         lo += cnt;
         if (deferred && cpyfn) {
             spawn_heap(parent, fn, b, arg_align, final); /* never moved: the task frees it */
@@ -499,4 +490,40 @@ OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *,
     if (group)
         GOMP_taskgroup_end();
     OMP_RESTORE();
+}
+
+OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                           long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
+                           int priority, long start, long end, long step) {
+    (void)priority;
+    if (flags & OMP_TASK_REDUCTION)
+        herd__omp_unsupported("taskloop reduction", __builtin_return_address(0));
+    unsigned long n;
+    if (step > 0)
+        n = end > start ? ((unsigned long)end - (unsigned long)start + (unsigned long)step - 1) /
+                              (unsigned long)step
+                        : 0;
+    else
+        n = start > end ? ((unsigned long)start - (unsigned long)end - (unsigned long)step - 1) /
+                              (unsigned long)-step
+                        : 0;
+    taskloop(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, n, (uint64_t)start,
+             (uint64_t)step);
+}
+
+/* The unsigned long long flavour: OMP_TASK_UP tells the direction (a
+ * downward step comes negated, as an unsigned value). */
+OMP_API void GOMP_taskloop_ull(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                               long arg_size, long arg_align, unsigned flags,
+                               unsigned long num_tasks, int priority, unsigned long long start,
+                               unsigned long long end, unsigned long long step) {
+    (void)priority;
+    if (flags & OMP_TASK_REDUCTION)
+        herd__omp_unsupported("taskloop reduction", __builtin_return_address(0));
+    unsigned long long n;
+    if (flags & OMP_TASK_UP)
+        n = end > start ? (end - start + step - 1) / step : 0;
+    else
+        n = start > end ? (start - end - step - 1) / -step : 0;
+    taskloop(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, (unsigned long)n, start, step);
 }

@@ -308,9 +308,26 @@ static void test_taskloop(void) {
 #pragma omp taskloop
         for (int i = 0; i < 1000; i += 2)
             hit[i]++;
+        /* unsigned long long loops (GOMP_taskloop_ull) beyond LONG_MAX, by
+         * 3, and with a copy function (a firstprivate VLA). Not downwards:
+         * a downward unsigned taskloop (u = 999 while u > 0, u -= 5) runs
+         * the same iterations under herd and the system libgomp, but not
+         * those of the sequential loop (GCC 12: 27 of 200 skipped with
+         * num_tasks(7), 99 with the default), so there is no right answer
+         * to check. */
+        const unsigned long long big = 1ULL << 63;
+#pragma omp taskloop grainsize(11)
+        for (unsigned long long u = big; u < big + 1000; u += 3)
+            hit[u - big]++;
+        int len = 3, add[len];
+        for (int k = 0; k < len; k++)
+            add[k] = k == 2;
+#pragma omp taskloop num_tasks(7) firstprivate(add)
+        for (unsigned long long u = big + 1; u < big + 1000; u += 5)
+            hit[u - big] += add[2];
     }
     for (int i = 0; i < 1000; i++)
-        CHECK_EQ(hit[i], 2 + (i % 2 == 0));
+        CHECK_EQ(hit[i], 2 + (i % 2 == 0) + (i % 3 == 0) + (i % 5 == 1));
 }
 
 /* Many tasks in flight at once (queued before any wait), and deep recursion. */
