@@ -235,6 +235,18 @@ static void dx_chain_check(void) {
         if (dx_order[i] >= dx_order[i + 1]) CHECK(dx_order[i] < dx_order[i + 1]);
 }
 
+/* The chain's loop under one schedule clause (pragmas built by _Pragma, so
+ * that each schedule's entry point is the one GCC calls). */
+#define DX_PRAGMA(x) _Pragma(#x)
+#define DX_CHAIN(...)                                                                              \
+    DX_PRAGMA(omp for ordered(1) schedule(__VA_ARGS__))                                            \
+    for (int i = 1; i < DX_N; i++) {                                                               \
+        DX_PRAGMA(omp ordered depend(sink : i - 1))                                                \
+        dx_a[i] = dx_a[i - 1] + 1;                                                                 \
+        dx_order[i] = tick++;                                                                      \
+        DX_PRAGMA(omp ordered depend(source))                                                      \
+    }
+
 static void test_doacross(void) {
     _Atomic unsigned long tick;
     for (int sched = 0; sched < 4; sched++) {
@@ -244,40 +256,16 @@ static void test_doacross(void) {
         {
             switch (sched) {
             case 0:
-#pragma omp for ordered(1) schedule(static, 1)
-                for (int i = 1; i < DX_N; i++) {
-#pragma omp ordered depend(sink : i - 1)
-                    dx_a[i] = dx_a[i - 1] + 1;
-                    dx_order[i] = tick++;
-#pragma omp ordered depend(source)
-                }
+                DX_CHAIN(static, 1)
                 break;
             case 1:
-#pragma omp for ordered(1) schedule(dynamic, 3)
-                for (int i = 1; i < DX_N; i++) {
-#pragma omp ordered depend(sink : i - 1)
-                    dx_a[i] = dx_a[i - 1] + 1;
-                    dx_order[i] = tick++;
-#pragma omp ordered depend(source)
-                }
+                DX_CHAIN(dynamic, 3)
                 break;
             case 2:
-#pragma omp for ordered(1) schedule(guided)
-                for (int i = 1; i < DX_N; i++) {
-#pragma omp ordered depend(sink : i - 1)
-                    dx_a[i] = dx_a[i - 1] + 1;
-                    dx_order[i] = tick++;
-#pragma omp ordered depend(source)
-                }
+                DX_CHAIN(guided)
                 break;
             default:
-#pragma omp for ordered(1) schedule(runtime)
-                for (int i = 1; i < DX_N; i++) {
-#pragma omp ordered depend(sink : i - 1)
-                    dx_a[i] = dx_a[i - 1] + 1;
-                    dx_order[i] = tick++;
-#pragma omp ordered depend(source)
-                }
+                DX_CHAIN(runtime)
             }
         }
         dx_chain_check();
