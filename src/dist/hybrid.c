@@ -142,16 +142,6 @@ static void *helper_main(void *arg) {
     return NULL;
 }
 
-static int victim_of(herd_pool *p) {
-    uint64_t x = p->rng; /* xorshift64*; any rank but us */
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    p->rng = x;
-    int v = (int)((x * 0x2545f4914f6cdd1dull >> 33) % (uint64_t)(p->size - 1));
-    return v >= p->rank ? v + 1 : v;
-}
-
 static void nap(long ns) {
     struct timespec ts = {0, ns};
     nanosleep(&ts, NULL);
@@ -206,7 +196,7 @@ void herd__pool_process_hybrid(herd_pool *p) {
             herd__pool_term_poll(p);
         }
         /* H5: the rank's queue is dry: steal across ranks. */
-        if (p->size > 1 && herd__pool_steal(p, victim_of(p)) > 0) {
+        if (p->size > 1 && herd__pool_steal(p, herd__pool_random_victim(p)) > 0) {
             fails = 0;
             continue;
         }

@@ -443,7 +443,7 @@ int herd_pool_add(herd_pool *p, int id, const void *arg, size_t size) {
 
 /* ------------------------------------------------------------ processing */
 
-static int random_victim(herd_pool *p) {
+int herd__pool_random_victim(herd_pool *p) {
     /* xorshift64*; any rank but us. */
     uint64_t x = p->rng;
     x ^= x >> 12;
@@ -519,7 +519,7 @@ int herd_pool_process(herd_pool *p) {
                 done = 1;
                 break;
             }
-            if (p->size > 1 && herd__pool_steal(p, random_victim(p)) > 0) {
+            if (p->size > 1 && herd__pool_steal(p, herd__pool_random_victim(p)) > 0) {
                 fails = 0;
                 break;
             }

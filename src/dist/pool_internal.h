@@ -132,6 +132,8 @@ void herd__pool_release(herd_pool *p, int64_t k);
 int64_t herd__pool_read_tail(herd_pool *p);
 /* Steal from victim into our private part; returns tasks taken, 0 when none. */
 int64_t herd__pool_steal(herd_pool *p, int victim);
+/* pool.c: a uniformly random rank other than ours (p->size > 1). */
+int herd__pool_random_victim(herd_pool *p);
 int64_t herd__pool_nlocal(const herd_pool *p);
 /* Hybrid: queue steal_buf's pending tasks as far as they fit (comm thread). */
 void herd__pool_insert_pending(herd_pool *p);

@@ -124,6 +124,16 @@ static void test_clauses(void) {
     }
 }
 
+/* Yield until another task sets *flag (a task scheduling point each round). */
+static void wait_flag(int *flag) {
+    int f;
+    do {
+#pragma omp taskyield
+#pragma omp atomic read
+        f = *flag;
+    } while (!f);
+}
+
 /* A taskgroup's end waits for the group's tasks, not for the encountering
  * task's earlier children: task `early` spins until a flag that the
  * encountering task sets only after the taskgroup; were the end to wait for
@@ -135,12 +145,7 @@ static void test_taskgroup_own(void) {
     {
 #pragma omp task shared(flag, early_done)
         {
-            int f;
-            do {
-#pragma omp taskyield
-#pragma omp atomic read
-                f = flag;
-            } while (!f);
+            wait_flag(&flag);
             early_done = 1;
         }
 #pragma omp taskgroup
@@ -233,12 +238,7 @@ static void test_depend_parallel(void) {
         a[0] = 1;
 #pragma omp task depend(in : a[0]) depend(out : a[1]) shared(a, flag)
         {
-            int f;
-            do {
-#pragma omp taskyield
-#pragma omp atomic read
-                f = flag;
-            } while (!f);
+            wait_flag(&flag);
             a[1] = a[0] + 1;
         }
 #pragma omp task depend(in : a[1]) depend(out : a[2]) shared(a)
