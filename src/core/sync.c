@@ -252,13 +252,12 @@ static void arm_barrier(herd__worker *w, herd__ult *u, void *p) {
      * moves the phase next; wait for that, so that u cannot run and arrive
      * at the next phase while the phase still reads p (it would take the
      * move for the end of its new phase). The phase's parity tells: it
-     * cannot move twice without u. ORDER: acquire; pairs with B2's release
-     * store of the phase. */
+     * cannot move twice without u. ORDER: relaxed in the spin (herd__spin_wait
+     * says why); u reads the phase with acquire when it resumes
+     * (herd_barrier_wait). The last arrival is between its claims and its
+     * store of the phase: on an oversubscribed machine, give it the CPU now
+     * and then. */
     uint64_t parity = a.token == SPIN_TOKEN(1);
-    /* ORDER: relaxed in the spin (herd__spin_wait says why); u reads what
-     * it needs after it resumes, through the phase (herd_barrier_wait). The
-     * last arrival is between its claims and its store of the phase: on an
-     * oversubscribed machine, give it the CPU now and then. */
     for (unsigned i = 1; (__atomic_load_n(a.phase, __ATOMIC_RELAXED) & 1) == parity; i++) {
         herd__cpu_relax();
         if (i % 64 == 0)
@@ -324,7 +323,8 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
     }
     /* ORDER: release; pairs with the next phase's acq_rel fetch_add. */
     __atomic_store_n(&b->herd__arrived, 0, __ATOMIC_RELEASE);
-    /* ORDER: release; pairs with the spinners' acquire loads (B1). */
+    /* ORDER: release; pairs with the acquire load of the phase by every
+     * released arrival (the end of herd_barrier_wait's B1 branch). */
     __atomic_store_n(&b->herd__phase, p + 1, __ATOMIC_RELEASE);
     while (woken) {
         herd__ult *next = woken->next;

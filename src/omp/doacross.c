@@ -25,35 +25,44 @@
 #include <stdlib.h>
 
 struct omp_doacross {
-    unsigned n;                  /* loops in the nest */
-    unsigned long long *counts;  /* n iteration counts */
-    _Atomic long *posted;        /* counts[0] words */
+    unsigned n;                     /* loops in the nest, 1..MAX_LOOPS */
+    _Atomic long *posted;           /* counts[0] words */
+    unsigned long long counts[];    /* n iteration counts */
 };
 
+/* Vectors as GCC passes them: logical iteration numbers (a sink before the
+ * first iteration is negative: as unsigned it lies outside the space). */
+#define MAX_LOOPS 64
 /* Spins between two yields of a waiting member. */
 #define WAIT_SPINS 64
 
-void herd__omp_doacross_init(omp_ws *ws, unsigned n, const unsigned long long *counts) {
-    if (n < 1)
-        herd__omp_fatal("a doacross loop with %u loops", n);
-    unsigned long long inner = 1;
-    for (unsigned d = 1; d < n; d++)
-        if (counts[d] && inner > (unsigned long long)LONG_MAX / counts[d] / 2)
-            herd__omp_fatal("a doacross loop nest whose inner loops run more than 2^62 iterations");
-        else
-            inner *= counts[d] ? counts[d] : 1;
-    omp_doacross *dx = malloc(sizeof *dx);
-    unsigned long long words = counts[0] ? counts[0] : 1;
-    if (!dx || words > (unsigned long long)SIZE_MAX / sizeof(long))
-        herd__omp_fatal("out of memory for a doacross loop of %llu iterations", counts[0]);
+void herd__omp_doacross_init(omp_ws *ws, const omp_nest *nest) {
+    unsigned n = nest->n;
+    if (n < 1 || n > MAX_LOOPS)
+        herd__omp_fatal("a doacross loop nest %u loops deep (1 to %d)", n, MAX_LOOPS);
+    omp_doacross *dx = malloc(sizeof *dx + n * sizeof dx->counts[0]);
+    if (!dx)
+        herd__omp_fatal("out of memory for a doacross loop");
     dx->n = n;
-    dx->counts = malloc(n * sizeof *dx->counts);
-    dx->posted = calloc((size_t)words, sizeof *dx->posted);
-    if (!dx->counts || !dx->posted)
-        herd__omp_fatal("out of memory for a doacross loop of %llu iterations (%zu bytes)",
-                        counts[0], (size_t)words * sizeof(long));
-    for (unsigned d = 0; d < n; d++)
-        dx->counts[d] = counts[d];
+    unsigned long long inner = 1; /* the flattened positions must fit a long */
+    for (unsigned d = 0; d < n; d++) {
+        unsigned long long c;
+        if (nest->ull) {
+            c = ((const unsigned long long *)nest->counts)[d];
+        } else {
+            long l = ((const long *)nest->counts)[d];
+            c = l > 0 ? (unsigned long long)l : 0;
+        }
+        if (d > 0 && c > 1 && inner > (unsigned long long)LONG_MAX / 2 / c)
+            herd__omp_fatal("a doacross loop nest whose inner loops run more than 2^62 iterations");
+        if (d > 0 && c > 1)
+            inner *= c;
+        dx->counts[d] = c;
+    }
+    unsigned long long words = dx->counts[0] ? dx->counts[0] : 1;
+    dx->posted = words <= SIZE_MAX / sizeof(long) ? calloc((size_t)words, sizeof(long)) : NULL;
+    if (!dx->posted)
+        herd__omp_fatal("out of memory for a doacross loop of %llu iterations", dx->counts[0]);
     ws->dx = dx;
 }
 
@@ -63,7 +72,6 @@ void herd__omp_doacross_free(omp_ws *ws) {
         return;
     ws->dx = NULL;
     free(dx->posted);
-    free(dx->counts);
     free(dx);
 }
 
@@ -72,17 +80,6 @@ static omp_doacross *current(const char *what, void *caller) {
     if (!t->ws || !t->ws->dx)
         herd__omp_fatal("%s outside a doacross loop (called from %p)", what, caller);
     return t->ws->dx;
-}
-
-/* Vectors as GCC passes them: logical iteration numbers (a sink before the
- * first iteration is negative: as unsigned it lies outside the space). */
-#define MAX_LOOPS 64
-
-static omp_doacross *nest(const char *what, void *caller) {
-    omp_doacross *dx = current(what, caller);
-    if (dx->n > MAX_LOOPS)
-        herd__omp_fatal("a doacross loop nest %u loops deep (at most %d)", dx->n, MAX_LOOPS);
-    return dx;
 }
 
 /* 1 + the flattened position of inner iteration v[1..n-1]; 0 when a
@@ -115,9 +112,8 @@ static void wait_for(omp_doacross *dx, const unsigned long long *v) {
     if (!p)
         return;
     _Atomic long *w = &dx->posted[v[0]];
-    omp_task *t = herd__omp_task();
     for (unsigned i = 1; atomic_load_explicit(w, memory_order_relaxed) < p; i++) {
-        if (t->team->nthreads == 1)
+        if (i == 1 && herd__omp_task()->team->nthreads == 1)
             herd__omp_fatal("ordered depend(sink) waits for an iteration that a team of one thread "
                             "has not run: the sink names a later iteration");
         herd__cpu_relax();
@@ -132,7 +128,7 @@ static void wait_for(omp_doacross *dx, const unsigned long long *v) {
 #define SINK "ordered depend(sink)"
 
 OMP_API void GOMP_doacross_post(long *counts) {
-    omp_doacross *dx = nest(SOURCE, __builtin_return_address(0));
+    omp_doacross *dx = current(SOURCE, __builtin_return_address(0));
     unsigned long long v[MAX_LOOPS];
     v[0] = (unsigned long long)counts[0]; /* n >= 1 (init) */
     for (unsigned d = 1; d < dx->n; d++)
@@ -141,11 +137,11 @@ OMP_API void GOMP_doacross_post(long *counts) {
 }
 
 OMP_API void GOMP_doacross_ull_post(unsigned long long *counts) {
-    post(nest(SOURCE, __builtin_return_address(0)), counts);
+    post(current(SOURCE, __builtin_return_address(0)), counts);
 }
 
 OMP_API void GOMP_doacross_wait(long first, ...) {
-    omp_doacross *dx = nest(SINK, __builtin_return_address(0));
+    omp_doacross *dx = current(SINK, __builtin_return_address(0));
     unsigned long long v[MAX_LOOPS];
     v[0] = (unsigned long long)first;
     va_list ap;
@@ -157,7 +153,7 @@ OMP_API void GOMP_doacross_wait(long first, ...) {
 }
 
 OMP_API void GOMP_doacross_ull_wait(unsigned long long first, ...) {
-    omp_doacross *dx = nest(SINK, __builtin_return_address(0));
+    omp_doacross *dx = current(SINK, __builtin_return_address(0));
     unsigned long long v[MAX_LOOPS];
     v[0] = first;
     va_list ap;

@@ -171,10 +171,16 @@ void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(vo
 /* An undeferred task: its data copied (cpyfn) first, then run here. */
 void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
                               void (*cpyfn)(void *, void *), long size, long align, int final);
-/* doacross.c: the record of a doacross loop nest of n loops (counts:
- * their iteration counts), set up by the member that sets up the loop; freed
- * by the last member to leave it. */
-void herd__omp_doacross_init(omp_ws *ws, unsigned n, const unsigned long long *counts);
+/* doacross.c: a doacross loop nest as GCC passes it: n loops and their
+ * iteration counts (long, or unsigned long long when ull). Its record is set
+ * up by the member that sets up the loop, and freed by the last member to
+ * leave it. */
+typedef struct omp_nest {
+    unsigned n;
+    const void *counts;
+    int ull;
+} omp_nest;
+void herd__omp_doacross_init(omp_ws *ws, const omp_nest *nest);
 void herd__omp_doacross_free(omp_ws *ws);
 /* A heap copy of a task's data (cpyfn or memcpy); the caller frees it. */
 void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align);

@@ -125,6 +125,15 @@ static void *block_new(long size, long align) {
     return b;
 }
 
+void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align) {
+    void *b = block_new(size, align);
+    if (cpyfn)
+        cpyfn(b, data);
+    else
+        memcpy(b, data, (size_t)size);
+    return b;
+}
+
 /* Frames. A task run at once (run_here: herd not running, if(0), final,
  * the creation throttle) starts in its creator's herd frame, with no frame
  * of its own (OMP_FRAME_LAZY): most of them, the throttle's, never queue a
@@ -213,11 +222,7 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
             memcpy(arg + sizeof h, data, (size_t)size);
         len += (size_t)size;
     } else {
-        void *b = block_new(size, align);
-        if (cpyfn)
-            cpyfn(b, data);
-        else
-            memcpy(b, data, (size_t)size);
+        void *b = herd__omp_task_data(data, cpyfn, size, align);
         h.flags |= HDR_HEAP;
         memcpy(arg + sizeof h, &b, sizeof b);
         len += sizeof b;
@@ -274,8 +279,7 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
         run_here(parent, fn, d, final);
         return;
     }
-    void *b = block_new(size, align);
-    cpyfn(b, data);
+    void *b = herd__omp_task_data(data, cpyfn, size, align);
     run_here(parent, fn, b, final);
     free(b);
 }
@@ -308,15 +312,6 @@ static int throttled(herd__hot *h) {
     if (h->q.head != h->q.split)
         herd__publish_slow();
     return 1;
-}
-
-void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align) {
-    void *b = block_new(size, align);
-    if (cpyfn)
-        cpyfn(b, data);
-    else
-        memcpy(b, data, (size_t)size);
-    return b;
 }
 
 static __attribute__((noinline)) void taskwait_general(void) {
@@ -366,9 +361,7 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
         OMP_RESTORE();
         return;
     }
-    if (!if_clause || parent->final || !herd__self())
-        run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
-    else if (throttled(herd__tls))
+    if (!if_clause || parent->final || !herd__self() || throttled(herd__tls))
         run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
     else
         spawn(parent, fn, data, cpyfn, arg_size, arg_align, final);
@@ -468,11 +461,7 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
     unsigned long q = n / ntasks, r = n % ntasks, lo = 0;
     for (unsigned long k = 0; k < ntasks; k++) {
         unsigned long cnt = q + (k < r);
-        void *b = block_new(arg_size, arg_align);
-        if (cpyfn)
-            cpyfn(b, data);
-        else
-            memcpy(b, data, (size_t)arg_size);
+        void *b = herd__omp_task_data(data, cpyfn, arg_size, arg_align);
         ((uint64_t *)b)[0] = start + (uint64_t)lo * step;
         ((uint64_t *)b)[1] = start + (uint64_t)(lo + cnt) * step;
         lo += cnt;

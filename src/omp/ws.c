@@ -235,13 +235,17 @@ static void enter_loop(omp_task *t, int ordered) {
     t->ch_lo = t->ch_hi = -1;
 }
 
+/* nest: a doacross loop's nest (doacross.c), set up with the loop; NULL for
+ * any other loop. */
 static bool start_signed(long sched, int ordered, long start, long end, long incr, long chunk,
-                         long *istart, long *iend) {
+                         long *istart, long *iend, const omp_nest *nest) {
     omp_task *t = herd__omp_task();
     if (!t->team)
         herd__omp_fatal("a worksharing loop outside a parallel region"); /* not reached: GCC */
     if (herd__omp_ws_begin(t)) {
         herd__omp_loop_init(t->ws, t, sched, start, end, incr, chunk);
+        if (nest)
+            herd__omp_doacross_init(t->ws, nest);
         herd__omp_ws_publish(t);
     }
     enter_loop(t, ordered);
@@ -250,10 +254,12 @@ static bool start_signed(long sched, int ordered, long start, long end, long inc
 
 static bool start_ull(long sched, int ordered, bool up, unsigned long long start,
                       unsigned long long end, unsigned long long incr, unsigned long long chunk,
-                      unsigned long long *istart, unsigned long long *iend) {
+                      unsigned long long *istart, unsigned long long *iend, const omp_nest *nest) {
     omp_task *t = herd__omp_task();
     if (herd__omp_ws_begin(t)) {
         loop_init_ull(t->ws, t, sched, up, start, end, incr, chunk);
+        if (nest)
+            herd__omp_doacross_init(t->ws, nest);
         herd__omp_ws_publish(t);
     }
     enter_loop(t, ordered);
@@ -261,38 +267,19 @@ static bool start_ull(long sched, int ordered, bool up, unsigned long long start
 }
 
 /* Doacross loops (doacross.c): the outermost loop's logical iterations
- * [0, counts[0]) are shared like any loop's; the member that sets the loop
- * up also sets up its record of posted iterations. ull: counts and the
- * bounds are unsigned long long. */
-static bool start_doacross(long sched, unsigned n, const unsigned long long *counts, int ull,
-                           long chunk, void *istart, void *iend) {
-    omp_task *t = herd__omp_task();
-    if (!t->team)
-        herd__omp_fatal("a worksharing loop outside a parallel region"); /* not reached: GCC */
-    if (herd__omp_ws_begin(t)) {
-        if (ull)
-            loop_init_ull(t->ws, t, sched, true, 0, counts[0], 1, (unsigned long long)chunk);
-        else
-            herd__omp_loop_init(t->ws, t, sched, 0, (long)counts[0], 1, chunk);
-        herd__omp_doacross_init(t->ws, n, counts);
-        herd__omp_ws_publish(t);
-    }
-    enter_loop(t, 0);
-    if (!istart)
-        return true;
-    return ull ? next_ull(istart, iend) : next_signed(istart, iend);
-}
-
-/* GCC's signed counts, as the unsigned values they are (never negative). */
-#define MAX_DOACROSS 64
+ * [0, counts[0]) are shared like any loop's, and the member that sets the
+ * loop up sets up the nest's record of posted iterations too. */
 static bool start_doacross_signed(long sched, unsigned n, const long *counts, long chunk,
                                   long *istart, long *iend) {
-    if (n > MAX_DOACROSS)
-        herd__omp_fatal("a doacross loop nest %u loops deep (at most %d)", n, MAX_DOACROSS);
-    unsigned long long c[MAX_DOACROSS];
-    for (unsigned d = 0; d < n; d++)
-        c[d] = counts[d] > 0 ? (unsigned long long)counts[d] : 0;
-    return start_doacross(sched, n, c, 0, chunk, istart, iend);
+    omp_nest nest = {n, counts, 0};
+    return start_signed(sched, 0, 0, counts[0] > 0 ? counts[0] : 0, 1, chunk, istart, iend, &nest);
+}
+
+static bool start_doacross_ull(long sched, unsigned n, const unsigned long long *counts,
+                               unsigned long long chunk, unsigned long long *istart,
+                               unsigned long long *iend) {
+    omp_nest nest = {n, counts, 1};
+    return start_ull(sched, 0, true, 0, counts[0], 1, chunk, istart, iend, &nest);
 }
 
 #define DOACROSS(name, sched)                                                                      \
@@ -304,7 +291,7 @@ static bool start_doacross_signed(long sched, unsigned n, const long *counts, lo
                                                        unsigned long long c,                       \
                                                        unsigned long long *is,                     \
                                                        unsigned long long *ie) {                   \
-        return start_doacross(sched, n, counts, 1, (long)c, is, ie);                               \
+        return start_doacross_ull(sched, n, counts, c, is, ie);                                    \
     }
 
 DOACROSS(static, OMP_SCHED_STATIC)
@@ -317,7 +304,7 @@ OMP_API bool GOMP_loop_doacross_runtime_start(unsigned n, long *counts, long *is
 
 OMP_API bool GOMP_loop_ull_doacross_runtime_start(unsigned n, unsigned long long *counts,
                                                   unsigned long long *is, unsigned long long *ie) {
-    return start_doacross(OMP_SCHED_RUNTIME, n, counts, 1, 0, is, ie);
+    return start_doacross_ull(OMP_SCHED_RUNTIME, n, counts, 0, is, ie);
 }
 
 /* The worksharing loop GOMP_parallel_loop_* set up: members enter it at
@@ -325,26 +312,26 @@ OMP_API bool GOMP_loop_ull_doacross_runtime_start(unsigned n, unsigned long long
 
 #define LOOP(name, sched, ord)                                                                     \
     OMP_API bool GOMP_loop_##name##_start(long s, long e, long i, long c, long *is, long *ie) {   \
-        return start_signed(sched, ord, s, e, i, c, is, ie);                                       \
+        return start_signed(sched, ord, s, e, i, c, is, ie, NULL);                                 \
     }                                                                                              \
     OMP_API bool GOMP_loop_##name##_next(long *is, long *ie) { return next_signed(is, ie); }      \
     OMP_API bool GOMP_loop_ull_##name##_start(bool up, unsigned long long s, unsigned long long e, \
                                               unsigned long long i, unsigned long long c,          \
                                               unsigned long long *is, unsigned long long *ie) {    \
-        return start_ull(sched, ord, up, s, e, i, c, is, ie);                                      \
+        return start_ull(sched, ord, up, s, e, i, c, is, ie, NULL);                                \
     }                                                                                              \
     OMP_API bool GOMP_loop_ull_##name##_next(unsigned long long *is, unsigned long long *ie) {     \
         return next_ull(is, ie);                                                                   \
     }
 #define LOOP_RT(name, ord)                                                                         \
     OMP_API bool GOMP_loop_##name##_start(long s, long e, long i, long *is, long *ie) {           \
-        return start_signed(OMP_SCHED_RUNTIME, ord, s, e, i, 0, is, ie);                           \
+        return start_signed(OMP_SCHED_RUNTIME, ord, s, e, i, 0, is, ie, NULL);                     \
     }                                                                                              \
     OMP_API bool GOMP_loop_##name##_next(long *is, long *ie) { return next_signed(is, ie); }      \
     OMP_API bool GOMP_loop_ull_##name##_start(bool up, unsigned long long s, unsigned long long e, \
                                               unsigned long long i, unsigned long long *is,        \
                                               unsigned long long *ie) {                            \
-        return start_ull(OMP_SCHED_RUNTIME, ord, up, s, e, i, 0, is, ie);                          \
+        return start_ull(OMP_SCHED_RUNTIME, ord, up, s, e, i, 0, is, ie, NULL);                    \
     }                                                                                              \
     OMP_API bool GOMP_loop_ull_##name##_next(unsigned long long *is, unsigned long long *ie) {     \
         return next_ull(is, ie);                                                                   \
@@ -373,13 +360,13 @@ static void no_extras(uintptr_t *reductions, void **mem, const char *what, void 
 OMP_API bool GOMP_loop_start(long s, long e, long i, long sched, long c, long *is, long *ie,
                              uintptr_t *reductions, void **mem) {
     no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_signed(sched, 0, s, e, i, c, is, ie);
+    return start_signed(sched, 0, s, e, i, c, is, ie, NULL);
 }
 
 OMP_API bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long *is,
                                      long *ie, uintptr_t *reductions, void **mem) {
     no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_signed(sched, 1, s, e, i, c, is, ie);
+    return start_signed(sched, 1, s, e, i, c, is, ie, NULL);
 }
 
 OMP_API bool GOMP_loop_ull_start(bool up, unsigned long long s, unsigned long long e,
@@ -387,7 +374,7 @@ OMP_API bool GOMP_loop_ull_start(bool up, unsigned long long s, unsigned long lo
                                  unsigned long long *is, unsigned long long *ie,
                                  uintptr_t *reductions, void **mem) {
     no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_ull(sched, 0, up, s, e, i, c, is, ie);
+    return start_ull(sched, 0, up, s, e, i, c, is, ie, NULL);
 }
 
 OMP_API bool GOMP_loop_ull_ordered_start(bool up, unsigned long long s, unsigned long long e,
@@ -395,7 +382,7 @@ OMP_API bool GOMP_loop_ull_ordered_start(bool up, unsigned long long s, unsigned
                                          unsigned long long *is, unsigned long long *ie,
                                          uintptr_t *reductions, void **mem) {
     no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_ull(sched, 1, up, s, e, i, c, is, ie);
+    return start_ull(sched, 1, up, s, e, i, c, is, ie, NULL);
 }
 
 OMP_API bool GOMP_loop_doacross_start(unsigned n, long *counts, long sched, long c, long *is,
@@ -409,7 +396,7 @@ OMP_API bool GOMP_loop_ull_doacross_start(unsigned n, unsigned long long *counts
                                           unsigned long long *ie, uintptr_t *reductions,
                                           void **mem) {
     no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_doacross(sched, n, counts, 1, (long)c, is, ie);
+    return start_doacross_ull(sched, n, counts, c, is, ie);
 }
 
 OMP_API void GOMP_loop_end_nowait(void) {
