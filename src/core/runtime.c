@@ -284,6 +284,7 @@ static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
     if (rc)
         return rc;
     rt->nworkers = rt->set.workers ? rt->set.workers : rt->topo.npus;
+    atomic_init(&rt->serving, rt->nworkers);
     if (rt->set.workers_auto) {
         rc = herd__map_auto_workers(rt->reg, rt->topo.npus, rt->topo.os_index, &rt->nworkers,
                                     err, sizeof err);
@@ -374,6 +375,7 @@ static void stop_workers(herd__rt *rt, int started) {
      * sleeping workers look. */
     atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
     herd__wake_all(rt);
+    herd__serve_all(rt); /* and the parked ones */
     for (int i = rt->adopt ? 1 : 0; i < started; i++) /* adopt: worker 0 has no pthread */
         pthread_join(rt->workers[i].thread, NULL);
     /* Adopt mode: worker 0's stack cache has no thread to free it. No

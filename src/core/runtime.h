@@ -138,6 +138,7 @@ typedef struct herd__worker {
     int *class_end;
     int nclasses;
     unsigned rr;              /* round-robin placement cursor (fifo, lifo, hier) */
+    _Atomic int searching;    /* 1 while it looks at shared work (S1, core/worker.c) */
     /* The frame of the herd_run root running on this worker, while it is
      * the innermost frame and the scheduler places first-level tasks
      * (place_first_level); NULL otherwise. While set, hot.spawn_limit is 0
@@ -266,6 +267,10 @@ typedef struct herd__rt {
     _Atomic int placed;
     _Atomic int place_failed;
     _Atomic int gate; /* HERD__GATE_* */
+    /* Serving workers (core/worker.c, S1..S3): only workers with id below
+     * `serving` take shared work; the others park on serve_seq. */
+    _Atomic int serving;
+    _Atomic uint32_t serve_seq;
 } herd__rt;
 
 #define HERD__GATE_CLOSED 0 /* zeroed memory: closed */
@@ -384,6 +389,15 @@ int herd__adopt_enter(herd__frame *fr);
 void herd__adopt_leave(herd__frame *fr);
 /* Wake worker w, which may sleep (W3 for work only w may take). */
 void herd__wake_worker(herd__worker *w);
+/* core/worker.c: from now on only workers 0..n-1 take shared work (other
+ * workers' deques, the schedulers' shared queues, the shepherds' placement
+ * queues); the others park. Returns once no worker n.. can still take
+ * shared work that is queued after the return (S2). herd__serve_all lets
+ * every worker take it again. The OpenMP layer serves its outermost team's
+ * workers only, so that the team's tasks run on its own threads. One caller
+ * at a time (the holder of worker 0, adopt mode). */
+void herd__serve_only(herd__rt *rt, int n);
+void herd__serve_all(herd__rt *rt);
 
 /* core/runtime.c: build the runtime without starting workers (herd_start,
  * and `herd topo`, which prints what a start would do), and free it. */

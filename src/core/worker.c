@@ -20,7 +20,26 @@
  *     work remains visible (a chain, so one publish can wake many).
  * W1/W3 are the store-buffering pattern with seq_cst fences on both sides: a
  * waker that misses the announcement made its work visible before the
- * sleeper's recheck, which then sees it. */
+ * sleeper's recheck, which then sees it.
+ *
+ * Serving workers (herd__serve_only, S1..S3): shared work (other workers'
+ * deques, the scheduler's shared queues, the shepherds' placement queues)
+ * is taken only by workers whose id is below rt->serving.
+ *  S1 a worker stores searching = 1, then reads `serving` (both seq_cst),
+ *     looks at shared work only if its id is below, and stores searching = 0
+ *     (release) when the attempt is over;
+ *  S2 herd__serve_only(n) stores serving = n (seq_cst), then waits until it
+ *     reads searching == 0 (seq_cst) of every worker n..: in the seq_cst
+ *     order either a worker's read of `serving` follows the store (it
+ *     takes nothing) or its searching = 1 precedes the closer's read (the
+ *     closer waits for the attempt to end); its next attempt's store and
+ *     read follow the closer's read, so they see the new limit;
+ *  S3 a worker at or above the limit parks on serve_seq (read before it
+ *     rechecks the limit and its own resumed tasks, a seq_cst fence
+ *     between); herd__serve_all and herd__wake_worker bump serve_seq and
+ *     wake the parked ones.
+ * A worker's own deque, its resumed tasks, the tasks placed on it alone and
+ * the injector (roots from herd_run) are its own to take at any time. */
 #include "core/runtime.h"
 #include "core/trace.h"
 
@@ -74,6 +93,13 @@ void herd__wake_one(herd__rt *rt) {
     futex_wake(&rt->wake_seq, 1);
 }
 
+/* S3: wake every parked worker. */
+static void wake_parked(herd__rt *rt) {
+    /* ORDER: release; pairs with the acquire load of serve_seq in park(). */
+    atomic_fetch_add_explicit(&rt->serve_seq, 1, memory_order_release);
+    futex_wake(&rt->serve_seq, INT_MAX);
+}
+
 /* Bump wake_seq and wake every sleeper; the caller has done W3's fence. */
 static void wake_every(herd__rt *rt) {
     /* ORDER: release; pairs with the acquire load of wake_seq in idle_sleep(). */
@@ -93,6 +119,10 @@ void herd__wake_all(herd__rt *rt) {
 void herd__wake_worker(herd__worker *w) {
     if (sleepers_after_fence(w->rt) != 0) /* W3 */
         wake_every(w->rt);
+    /* S3: it may be parked (its resumed tasks are its own to run). */
+    /* ORDER: seq_cst; after the fence above, as park()'s recheck is. */
+    if (w->id >= atomic_load_explicit(&w->rt->serving, memory_order_seq_cst))
+        wake_parked(w->rt);
 }
 
 void herd__wake_for_shepherd(herd__rt *rt, int shepherd) {
@@ -165,10 +195,41 @@ static int take_placed(herd__worker *w, herd__work *out) {
     return herd__qtask_pop(&w->rt->shepherds[w->shepherd].placed, 1, out);
 }
 
+/* S1: may w take shared work now? Pair with shared_end(). */
+static int shared_begin(herd__worker *w) {
+    /* ORDER: seq_cst store, then seq_cst load; pairs with
+     * herd__serve_only's store of `serving` and its loads of `searching`. */
+    atomic_store_explicit(&w->searching, 1, memory_order_seq_cst);
+    return w->id < atomic_load_explicit(&w->rt->serving, memory_order_seq_cst);
+}
+
+static void shared_end(herd__worker *w) {
+    /* ORDER: release; the closer's seq_cst load reads it (S2). */
+    atomic_store_explicit(&w->searching, 0, memory_order_release);
+}
+
+/* The scheduler's shared queues and the shepherd's placement queue. */
+static int take_shared_queued(herd__worker *w, herd__work *out) {
+    if (!w->rt->sched->take && !herd__tq_size(&w->rt->shepherds[w->shepherd].placed))
+        return 0;
+    int got = shared_begin(w) && (take_queued(w, out) || take_placed(w, out));
+    shared_end(w);
+    return got;
+}
+
 /* Everything this worker may take without stealing, newest work first. */
 static int take_local(herd__worker *w, herd__work *out) {
-    return take_mine(w, out) || take_own(w, out) || take_queued(w, out) || take_placed(w, out) ||
+    return take_mine(w, out) || take_own(w, out) || take_shared_queued(w, out) ||
            take_injected(w->rt, out);
+}
+
+static int take_stolen(herd__worker *w, herd__work *out) {
+    herd__rt *rt = w->rt;
+    if (rt->nworkers < 2 || !rt->sched->steal)
+        return 0;
+    int got = shared_begin(w) && rt->sched->steal(w, out);
+    shared_end(w);
+    return got;
 }
 
 static void count_steal(herd__worker *w, const herd__work *out) {
@@ -196,7 +257,7 @@ static int find_work(herd__worker *w, herd__work *out) {
      * (and often ends the wait of yet another suspended task). */
     if (take_home(w, out) || take_ready(w, out) || take_local(w, out))
         return 1;
-    if (rt->nworkers > 1 && rt->sched->steal && rt->sched->steal(w, out)) {
+    if (take_stolen(w, out)) {
         count_steal(w, out);
         herd__trace_steal(w, out);
         return 1;
@@ -299,6 +360,45 @@ int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg) {
     }
 }
 
+/* S3: a worker that may not take shared work waits for the limit to rise,
+ * for a task of its own to resume, or for the runtime to stop. */
+static void park(herd__worker *w) {
+    herd__rt *rt = w->rt;
+    /* ORDER: acquire; pairs with the release increment in wake_parked(). */
+    uint32_t seq = atomic_load_explicit(&rt->serve_seq, memory_order_acquire);
+    /* ORDER: seq_cst fence; pairs with the fence of the W3 waker that
+     * pushed a resumed task of w's before it read `serving`. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (w->id < atomic_load_explicit(&rt->serving, memory_order_seq_cst) ||
+        atomic_load_explicit(&w->ready.size, memory_order_relaxed) ||
+        atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__tq_size(&w->mine) ||
+        atomic_load_explicit(&rt->stopping, memory_order_acquire))
+        return;
+    futex_wait(&rt->serve_seq, seq);
+}
+
+void herd__serve_only(herd__rt *rt, int n) {
+    if (n >= rt->nworkers)
+        return;
+    /* S2. ORDER: seq_cst store, then seq_cst loads; pairs with shared_begin(). */
+    atomic_store_explicit(&rt->serving, n, memory_order_seq_cst);
+    for (int i = n; i < rt->nworkers; i++)
+        for (unsigned k = 1; atomic_load_explicit(&rt->workers[i].searching, memory_order_seq_cst); k++)
+            if (k % SPIN_ROUNDS == 0)
+                sched_yield(); /* it may wait for our CPU to end its attempt */
+            else
+                herd__cpu_relax();
+}
+
+void herd__serve_all(herd__rt *rt) {
+    if (atomic_load_explicit(&rt->serving, memory_order_relaxed) == rt->nworkers)
+        return;
+    /* ORDER: seq_cst; a parked worker's seq_cst recheck sees it, or the wake
+     * below comes after its read of serve_seq. */
+    atomic_store_explicit(&rt->serving, rt->nworkers, memory_order_seq_cst);
+    wake_parked(rt);
+}
+
 void herd__sched_loop(herd__worker *w) {
     unsigned fails = 0;
     uint64_t idle_since = 0, spin_since = 0;
@@ -321,6 +421,10 @@ void herd__sched_loop(herd__worker *w) {
         }
         if (!idle_since)
             idle_since = herd__now_ns();
+        if (w->id >= atomic_load_explicit(&w->rt->serving, memory_order_relaxed)) {
+            park(w);
+            continue;
+        }
         /* ORDER: acquire; pairs with the seq_cst store in stop_workers(). */
         if (atomic_load_explicit(&w->rt->stopping, memory_order_acquire)) {
             /* herd_stop() runs only when no herd_run() is in progress, so no
