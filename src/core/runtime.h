@@ -395,7 +395,8 @@ void herd__wake_worker(herd__worker *w);
  * shared work that is queued after the return (S2). herd__serve_all lets
  * every worker take it again. The OpenMP layer serves its outermost team's
  * workers only, so that the team's tasks run on its own threads. One caller
- * at a time (the holder of worker 0, adopt mode). */
+ * at a time (the holder of worker 0); only adopt-mode runtimes serve fewer
+ * (elsewhere it does nothing, and the workers skip S1's two accesses). */
 void herd__serve_only(herd__rt *rt, int n);
 void herd__serve_all(herd__rt *rt);
 

@@ -197,6 +197,8 @@ static int take_placed(herd__worker *w, herd__work *out) {
 
 /* S1: may w take shared work now? Pair with shared_end(). */
 static int shared_begin(herd__worker *w) {
+    if (!w->rt->adopt)
+        return 1; /* only adopt-mode runtimes (OpenMP) serve fewer workers */
     /* ORDER: seq_cst store, then seq_cst load; pairs with
      * herd__serve_only's store of `serving` and its loads of `searching`. */
     atomic_store_explicit(&w->searching, 1, memory_order_seq_cst);
@@ -378,7 +380,7 @@ static void park(herd__worker *w) {
 }
 
 void herd__serve_only(herd__rt *rt, int n) {
-    if (n >= rt->nworkers)
+    if (n >= rt->nworkers || !rt->adopt)
         return;
     /* S2. ORDER: seq_cst store, then seq_cst loads; pairs with shared_begin(). */
     atomic_store_explicit(&rt->serving, n, memory_order_seq_cst);
