@@ -60,6 +60,7 @@ struct dep_node {
     _Atomic int refs;         /* table entries + 1 until complete */
     omp_deps *deps;           /* the creator's table */
     omp_task *parent;
+    uintptr_t *red; /* the creator's task reductions when it created it */
     void (*fn)(void *);
     void *data; /* heap block (deferred tasks) */
     int final;
@@ -204,7 +205,7 @@ static void task_body(void *p) {
     dep_node *n;
     memcpy(&n, p, sizeof n);
     omp_task me;
-    herd__omp_run_task(&me, n->parent, n->final, n->fn, n->data);
+    herd__omp_run_task(&me, n->parent, n->red, n->final, n->fn, n->data);
     free(n->data);
     complete(n);
 }
@@ -336,6 +337,7 @@ void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
     decode(depend, &l);
     dep_node *n = node_new(d, parent);
     n->fn = fn;
+    n->red = parent->red;
     n->final = final;
     n->waiter = !deferred;
     if (deferred) {

@@ -75,6 +75,10 @@ typedef struct omp_ws {
     _Atomic int single;
     struct omp_doacross *dx; /* doacross loops: what has posted (doacross.c) */
     void *copy;             /* copyprivate data */
+    /* reduction(task, ...) on the construct: the arrays of the member that
+     * allocated the copies (state 2), which the others share (reduction.c) */
+    _Atomic int red_state;  /* 0 none, 1 a member is allocating, 2 ready */
+    uintptr_t *red;
     unsigned sect_count;
     _Atomic unsigned sect_next;
 } __attribute__((aligned(64))) omp_ws;
@@ -88,6 +92,7 @@ typedef struct omp_doacross omp_doacross; /* doacross.c */
 typedef struct omp_taskgroup {
     herd_group g;
     struct omp_taskgroup *prev; /* the enclosing taskgroup of the same task */
+    uintptr_t *red_before;      /* the task's omp_task.red when it opened */
 } omp_taskgroup;
 
 typedef struct omp_team {
@@ -101,6 +106,7 @@ typedef struct omp_team {
     herd_barrier bar;
     herd_group members;
     int preinit;        /* combined construct: worksharing 0 is set up */
+    uintptr_t *red;     /* parallel reduction(task, ...): the members' registration */
     omp_ws ws[WS_RING];
 } omp_team;
 
@@ -123,6 +129,7 @@ typedef struct omp_task {
     omp_icv icv;
     omp_deps *deps;      /* dependences of the tasks it created, NULL: none yet */
     omp_taskgroup *tg;   /* innermost open taskgroup, NULL: none */
+    uintptr_t *red;      /* the task reductions it sees (reduction.c), NULL: none */
     herd__frame frame;   /* OMP_FRAME_OWN: its frame (uninitialised before) */
     /* implicit tasks: worksharing state */
     long ws_next;        /* index of the next construct this member meets */
@@ -166,8 +173,16 @@ void herd__omp_word_lock(_Atomic uint32_t *w);
 int herd__omp_word_trylock(_Atomic uint32_t *w);
 void herd__omp_word_unlock(_Atomic uint32_t *w);
 /* task.c: run fn(data) as task `me` (a record on the caller's stack) on
- * this stack, then wait for its tasks. */
-void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(void *), void *data);
+ * this stack, then wait for its tasks; red: the task reductions its creator
+ * saw when it created it. */
+void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, int final,
+                        void (*fn)(void *), void *data);
+/* May a task that parent creates now be deferred as far as task reductions
+ * go? Not when it sees a registration outside the outermost team (the
+ * thread numbers there are not one task's at a time: reduction.c). */
+static inline int herd__omp_red_deferrable(const omp_task *parent) {
+    return !parent->red || (parent->team && parent->team->outer);
+}
 /* An undeferred task: its data copied (cpyfn) first, then run here. */
 void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
                               void (*cpyfn)(void *, void *), long size, long align, int final);
@@ -204,6 +219,21 @@ static inline void herd__omp_wait_children(omp_task *t) {
 herd_group *herd__omp_deps_group(omp_deps *d);
 /* Free t's dependence table; t's tasks have all completed. */
 void herd__omp_deps_free(omp_task *t);
+/* reduction.c: register GCC's reduction arrays `data` for nthreads
+ * threads, inside the registration `outer` (NULL: none); orig: another
+ * member's arrays of the same worksharing construct, whose copies it
+ * shares, or NULL to allocate them. Free frees the copies. */
+void herd__omp_red_register(uintptr_t *data, uintptr_t *outer, const uintptr_t *orig,
+                            int nthreads);
+void herd__omp_red_free(uintptr_t *data);
+/* A worksharing construct with reduction(task, ...) (t->ws set up): open
+ * the member's taskgroup of the construct and register its arrays, sharing
+ * one member's copies. */
+void herd__omp_ws_red_start(omp_task *t, uintptr_t *data);
+OMP_API void GOMP_taskgroup_reduction_register(uintptr_t *data);
+OMP_API void GOMP_taskgroup_start(void);
+OMP_API void GOMP_taskgroup_end(void);
+OMP_API void GOMP_barrier(void);
 /* unsupported.c */
 void herd__omp_unsupported(const char *what, void *caller) __attribute__((noreturn));
 void herd__omp_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

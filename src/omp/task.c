@@ -30,6 +30,7 @@ _Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
 
 #define HDR_FINAL 1u
 #define HDR_HEAP 2u /* the data is a heap block whose pointer follows */
+#define HDR_RED 4u  /* the creator's task reductions (omp_task.red) follow the header */
 
 static int thread_num_of(const omp_task *parent) {
     const omp_team *team = parent->team;
@@ -54,6 +55,7 @@ static inline __attribute__((always_inline)) void task_init(omp_task *me, omp_ta
     me->frame_mode = frame_mode;
     me->deps = NULL;
     me->tg = NULL;
+    me->red = parent->red;
     me->team = parent->team;
     me->parent = parent;
     me->thread_num = thread_num;
@@ -83,9 +85,10 @@ static __attribute__((noinline)) void task_end(omp_task *me) {
 /* Run fn(data) as task `me`, a deferred task that herd runs in a frame of
  * its own, child of parent, on the caller's stack; `me` completes after its
  * tasks. */
-void herd__omp_run_task(omp_task *me, omp_task *parent, int final, void (*fn)(void *),
-                        void *data) {
+void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, int final,
+                        void (*fn)(void *), void *data) {
     task_init(me, parent, thread_num_of(parent), final, OMP_FRAME_HERD);
+    me->red = red;
     omp_task *prev = herd__omp_cur;
     herd__omp_cur = me;
     fn(data);
@@ -99,22 +102,27 @@ static void task_entry(void *p) {
     task_hdr h;
     memcpy(&h, p, sizeof h);
     unsigned char *src = (unsigned char *)p + sizeof h;
+    uintptr_t *red = NULL;
+    if (h.flags & HDR_RED) {
+        memcpy(&red, src, sizeof red);
+        src += sizeof red;
+    }
     omp_task me;
     if (h.flags & HDR_HEAP) {
         void *block;
         memcpy(&block, src, sizeof block);
-        run_as(&me, h.parent, h.flags & HDR_FINAL, h.fn, block);
+        run_as(&me, h.parent, red, h.flags & HDR_FINAL, h.fn, block);
         free(block);
         return;
     }
     if (((uintptr_t)src & (h.align - 1)) == 0) {
-        run_as(&me, h.parent, h.flags & HDR_FINAL, h.fn, src);
+        run_as(&me, h.parent, red, h.flags & HDR_FINAL, h.fn, src);
         return;
     }
     unsigned char buf[h.size + h.align];
     unsigned char *d = (unsigned char *)(((uintptr_t)buf + h.align - 1) & ~(uintptr_t)(h.align - 1));
     memcpy(d, src, h.size);
-    run_as(&me, h.parent, h.flags & HDR_FINAL, h.fn, d);
+    run_as(&me, h.parent, red, h.flags & HDR_FINAL, h.fn, d);
 }
 
 static void *block_new(long size, long align) {
@@ -175,7 +183,8 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
  * 8 bytes at a time, as GCC's caller stored the data. 0 when it cannot. */
 static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data, long size,
                          long align, int final) {
-    if (parent->tg || size < 0 || sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG ||
+    if (parent->tg || parent->red || size < 0 ||
+        sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG ||
         (size & 7) || align > 8)
         return 0;
     herd__hot *h = herd__tls;
@@ -212,19 +221,24 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
     unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), final ? HDR_FINAL : 0};
     size_t len = sizeof h;
-    if (!cpyfn && sizeof h + (size_t)size <= HERD_ARG_MAX && align <= 4096) {
+    if (parent->red) {
+        h.flags |= HDR_RED;
+        memcpy(arg + len, &parent->red, sizeof parent->red);
+        len += sizeof parent->red;
+    }
+    if (!cpyfn && len + (size_t)size <= HERD_ARG_MAX && align <= 4096) {
         h.size = (uint32_t)size;
         if (size == 16) /* two pointers: the commonest (shared a, and a value) */
-            memcpy(arg + sizeof h, data, 16);
+            memcpy(arg + len, data, 16);
         else if (size == 8)
-            memcpy(arg + sizeof h, data, 8);
+            memcpy(arg + len, data, 8);
         else
-            memcpy(arg + sizeof h, data, (size_t)size);
+            memcpy(arg + len, data, (size_t)size);
         len += (size_t)size;
     } else {
         void *b = herd__omp_task_data(data, cpyfn, size, align);
         h.flags |= HDR_HEAP;
-        memcpy(arg + sizeof h, &b, sizeof b);
+        memcpy(arg + len, &b, sizeof b);
         len += sizeof b;
     }
     memcpy(arg, &h, sizeof h);
@@ -236,9 +250,15 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
 static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align, int final) {
     unsigned char arg[HERD__SLOT_INLINE_ARG] __attribute__((aligned(16))); /* queue() copies a whole slot */
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), HDR_HEAP | (final ? HDR_FINAL : 0)};
+    size_t len = sizeof h;
+    if (parent->red) {
+        h.flags |= HDR_RED;
+        memcpy(arg + len, &parent->red, sizeof parent->red);
+        len += sizeof parent->red;
+    }
     memcpy(arg, &h, sizeof h);
-    memcpy(arg + sizeof h, &b, sizeof b);
-    int rc = queue(parent, arg, sizeof(task_hdr) + sizeof b);
+    memcpy(arg + len, &b, sizeof b);
+    int rc = queue(parent, arg, len + sizeof b);
     if (rc)
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
@@ -353,6 +373,8 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
     OMP_SAVE();
     omp_task *parent = omp__saved;
     int final = (flags & OMP_TASK_FINAL) || parent->final;
+    if (!herd__omp_red_deferrable(parent))
+        if_clause = false; /* reduction.c: run at once, on this thread */
     if ((flags & OMP_TASK_DEPEND) && herd__self() && !parent->final) {
         /* Outside herd and under a final task every task runs undeferred, in
          * creation order: the dependences hold without a table. */
@@ -412,6 +434,7 @@ OMP_API void GOMP_taskgroup_start(void) {
         herd__omp_fatal("out of memory for a taskgroup");
     herd_group_init(&tg->g);
     tg->prev = t->tg;
+    tg->red_before = t->red;
     t->tg = tg;
 }
 
@@ -428,6 +451,7 @@ OMP_API void GOMP_taskgroup_end(void) {
             herd_group_wait(herd__omp_deps_group(t->deps));
     }
     t->tg = tg->prev;
+    t->red = tg->red_before; /* its registration, if any, ends with it */
     free(tg);
     OMP_RESTORE();
 }
@@ -439,8 +463,13 @@ OMP_API void GOMP_taskgroup_end(void) {
 static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
                      long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
                      unsigned long n, uint64_t start, uint64_t step) {
-    if (n == 0)
+    /* reduction: GCC's data starts {bounds, bounds, its reduction arrays} */
+    uintptr_t *red = flags & OMP_TASK_REDUCTION ? ((uintptr_t **)data)[2] : NULL;
+    if (n == 0) {
+        if (red)
+            red[2] = 0; /* nothing registered: GCC's code combines nothing */
         return;
+    }
     OMP_SAVE();
     omp_task *parent = omp__saved;
     unsigned long ntasks;
@@ -458,6 +487,9 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
     int group = !(flags & OMP_TASK_NOGROUP);
     if (group)
         GOMP_taskgroup_start(); /* the implicit taskgroup */
+    if (group && red)
+        GOMP_taskgroup_reduction_register(red);
+    deferred = deferred && herd__omp_red_deferrable(parent);
     unsigned long q = n / ntasks, r = n % ntasks, lo = 0;
     for (unsigned long k = 0; k < ntasks; k++) {
         unsigned long cnt = q + (k < r);
@@ -485,8 +517,6 @@ OMP_API void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *,
                            long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
                            int priority, long start, long end, long step) {
     (void)priority;
-    if (flags & OMP_TASK_REDUCTION)
-        herd__omp_unsupported("taskloop reduction", __builtin_return_address(0));
     unsigned long n;
     if (step > 0)
         n = end > start ? ((unsigned long)end - (unsigned long)start + (unsigned long)step - 1) /
@@ -507,8 +537,6 @@ OMP_API void GOMP_taskloop_ull(void (*fn)(void *), void *data, void (*cpyfn)(voi
                                unsigned long num_tasks, int priority, unsigned long long start,
                                unsigned long long end, unsigned long long step) {
     (void)priority;
-    if (flags & OMP_TASK_REDUCTION)
-        herd__omp_unsupported("taskloop reduction", __builtin_return_address(0));
     unsigned long long n;
     if (flags & OMP_TASK_UP)
         n = end > start ? (end - start + step - 1) / step : 0;

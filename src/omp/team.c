@@ -89,6 +89,7 @@ static void member_entry(void *p) {
     me.thread_num = a.i;
     me.frame_mode = OMP_FRAME_HERD; /* a herd task of the team's group */
     me.icv = team->parent->icv;
+    me.red = team->red;
     me.ch_lo = me.ch_hi = -1;
     herd__omp_cur = &me;
     if (team->preinit)
@@ -155,6 +156,10 @@ static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_p
         int rc = herd__adopt_enter(&fr);
         if (rc == 0) {
             outer = 1;
+            /* The team's tasks run on its own n workers only: a task
+             * reports its worker as its thread number, and a thread number
+             * is one thread's at a time (per-thread data, task reductions). */
+            herd__serve_only(herd__self()->rt, (int)n);
         } else {
             /* Another application thread runs an outermost region. */
             warn_once(&warned_busy,
@@ -173,10 +178,8 @@ static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_p
     team->fn = fn;
     team->data = data;
     herd__omp_ws_ring_init(team);
-    if (pre) {
-        team->preinit = 1;
+    if (pre)
         pre(team, pre_arg);
-    }
     if (herd_barrier_init(&team->bar, n) != 0)
         herd__omp_fatal("out of memory for a team barrier");
     herd_group_init(&team->members);
@@ -189,8 +192,10 @@ static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_p
     } else {
         run_members(team, outer);
     }
-    if (outer)
+    if (outer) {
+        herd__serve_all(herd__self()->rt);
         herd__adopt_leave(&fr);
+    }
     herd_barrier_destroy(&team->bar);
     OMP_RESTORE();
 }
@@ -200,12 +205,36 @@ OMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,
     parallel(fn, data, num_threads, NULL, NULL);
 }
 
+/* parallel reduction(task, ...): the members' registration, for the team's
+ * size (reduction.c); GCC's code combines that many copies after the
+ * region, then unregisters. */
+typedef struct red_pre {
+    uintptr_t *data;
+    unsigned nthreads;
+} red_pre;
+
+static void pre_reductions(omp_team *team, void *p) {
+    red_pre *r = p;
+    herd__omp_red_register(r->data, NULL, NULL, team->nthreads);
+    team->red = r->data;
+    r->nthreads = (unsigned)team->nthreads;
+}
+
+OMP_API unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigned num_threads,
+                                          unsigned flags) {
+    (void)flags;
+    red_pre r = {*(uintptr_t **)data, 0}; /* GCC's data starts with its arrays */
+    parallel(fn, data, num_threads, pre_reductions, &r);
+    return r.nthreads;
+}
+
 /* Combined parallel loops and sections: worksharing 0 set up beforehand. */
 typedef struct loop_pre {
     long sched, start, end, incr, chunk;
 } loop_pre;
 
 static void pre_loop(omp_team *team, void *p) {
+    team->preinit = 1;
     loop_pre *l = p;
     omp_task probe;
     memset(&probe, 0, sizeof probe);
@@ -244,6 +273,7 @@ PARALLEL_LOOP_RT(nonmonotonic_runtime)
 PARALLEL_LOOP_RT(maybe_nonmonotonic_runtime)
 
 static void pre_sections(omp_team *team, void *p) {
+    team->preinit = 1;
     omp_ws *ws = &team->ws[0];
     ws->sect_count = *(unsigned *)p;
     atomic_store_explicit(&ws->sect_next, 1, memory_order_relaxed);

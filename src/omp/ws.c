@@ -70,6 +70,8 @@ void herd__omp_ws_leave(omp_task *t) {
     atomic_store_explicit(&ws->ord_turn, 0, memory_order_relaxed);
     herd__omp_doacross_free(ws);
     ws->copy = NULL;
+    ws->red = NULL;
+    atomic_store_explicit(&ws->red_state, 0, memory_order_relaxed);
     /* ORDER: release; pairs with the acquire CAS in herd__omp_ws_begin(). */
     atomic_store_explicit(&ws->free_for, t->ws_k + WS_RING, memory_order_release);
 }
@@ -350,53 +352,57 @@ LOOP_RT(nonmonotonic_runtime, 0)
 LOOP_RT(maybe_nonmonotonic_runtime, 0)
 LOOP_RT(ordered_runtime, 1)
 
-static void no_extras(uintptr_t *reductions, void **mem, const char *what, void *caller) {
-    if (reductions)
-        herd__omp_unsupported(what, caller);
+static void no_mem(void **mem, void *caller) {
     if (mem)
         herd__omp_unsupported("lastprivate(conditional:) or scan (worksharing memory)", caller);
 }
 
+/* The 5.0 entry points: reduction(task, ...) arrays, worksharing memory. */
+static bool with_extras(bool more, uintptr_t *reductions, void **mem, void *caller) {
+    no_mem(mem, caller);
+    if (reductions)
+        herd__omp_ws_red_start(herd__omp_task(), reductions);
+    return more;
+}
+
 OMP_API bool GOMP_loop_start(long s, long e, long i, long sched, long c, long *is, long *ie,
                              uintptr_t *reductions, void **mem) {
-    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_signed(sched, 0, s, e, i, c, is, ie, NULL);
+    return with_extras(start_signed(sched, 0, s, e, i, c, is, ie, NULL), reductions, mem,
+                       __builtin_return_address(0));
 }
 
 OMP_API bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long *is,
                                      long *ie, uintptr_t *reductions, void **mem) {
-    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_signed(sched, 1, s, e, i, c, is, ie, NULL);
+    return with_extras(start_signed(sched, 1, s, e, i, c, is, ie, NULL), reductions, mem,
+                       __builtin_return_address(0));
 }
 
 OMP_API bool GOMP_loop_ull_start(bool up, unsigned long long s, unsigned long long e,
                                  unsigned long long i, long sched, unsigned long long c,
                                  unsigned long long *is, unsigned long long *ie,
                                  uintptr_t *reductions, void **mem) {
-    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_ull(sched, 0, up, s, e, i, c, is, ie, NULL);
+    return with_extras(start_ull(sched, 0, up, s, e, i, c, is, ie, NULL), reductions, mem,
+                       __builtin_return_address(0));
 }
 
 OMP_API bool GOMP_loop_ull_ordered_start(bool up, unsigned long long s, unsigned long long e,
                                          unsigned long long i, long sched, unsigned long long c,
                                          unsigned long long *is, unsigned long long *ie,
                                          uintptr_t *reductions, void **mem) {
-    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_ull(sched, 1, up, s, e, i, c, is, ie, NULL);
+    return with_extras(start_ull(sched, 1, up, s, e, i, c, is, ie, NULL), reductions, mem,
+                       __builtin_return_address(0));
 }
 
 OMP_API bool GOMP_loop_doacross_start(unsigned n, long *counts, long sched, long c, long *is,
                                       long *ie, uintptr_t *reductions, void **mem) {
-    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_doacross_signed(sched, n, counts, c, is, ie);
+    return with_extras(start_doacross_signed(sched, n, counts, c, is, ie), reductions, mem, __builtin_return_address(0));
 }
 
 OMP_API bool GOMP_loop_ull_doacross_start(unsigned n, unsigned long long *counts, long sched,
                                           unsigned long long c, unsigned long long *is,
                                           unsigned long long *ie, uintptr_t *reductions,
                                           void **mem) {
-    no_extras(reductions, mem, "task reductions on a worksharing loop", __builtin_return_address(0));
-    return start_doacross_ull(sched, n, counts, c, is, ie);
+    return with_extras(start_doacross_ull(sched, n, counts, c, is, ie), reductions, mem, __builtin_return_address(0));
 }
 
 OMP_API void GOMP_loop_end_nowait(void) {
@@ -405,8 +411,6 @@ OMP_API void GOMP_loop_end_nowait(void) {
     t->ordered = 0;
     herd__omp_ws_leave(t);
 }
-
-void GOMP_barrier(void);
 
 OMP_API void GOMP_loop_end(void) {
     GOMP_loop_end_nowait();
@@ -446,8 +450,11 @@ OMP_API unsigned GOMP_sections_start(unsigned count) {
 }
 
 OMP_API unsigned GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem) {
-    no_extras(reductions, mem, "task reductions on sections", __builtin_return_address(0));
-    return GOMP_sections_start(count);
+    no_mem(mem, __builtin_return_address(0));
+    unsigned first = GOMP_sections_start(count);
+    if (reductions)
+        herd__omp_ws_red_start(herd__omp_task(), reductions);
+    return first;
 }
 
 OMP_API void GOMP_sections_end_nowait(void) { herd__omp_ws_leave(herd__omp_task()); }
