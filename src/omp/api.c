@@ -79,7 +79,7 @@ OMP_API void omp_get_schedule(int *kind, int *chunk) {
     *chunk = (int)i->run_chunk;
 }
 OMP_API int omp_in_final(void) { return herd__omp_task()->final; }
-OMP_API int omp_get_cancellation(void) { return 0; }
+OMP_API int omp_get_cancellation(void) { return herd__omp_g.cancellation; }
 OMP_API int omp_get_proc_bind(void) { return herd__omp_task()->icv.bind; }
 OMP_API int omp_get_num_places(void) { return 0; }
 OMP_API int omp_get_place_num(void) { return -1; }
@@ -110,6 +110,7 @@ OMP_API double omp_get_wtick(void) {
 
 #define F_INT0(name) OMP_API int name##_(void) { return name(); }
 F_INT0(omp_get_thread_num)
+F_INT0(omp_get_cancellation)
 F_INT0(omp_get_num_threads)
 F_INT0(omp_get_max_threads)
 F_INT0(omp_get_num_procs)

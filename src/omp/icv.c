@@ -174,6 +174,8 @@ void herd__omp_init(void) {
         else if (strcasecmp(s, "passive"))
             bad("OMP_WAIT_POLICY", s, "active, passive");
     }
+    if ((s = getenv("OMP_CANCELLATION")) && *s)
+        g->cancellation = parse_bool("OMP_CANCELLATION", s);
     if ((s = getenv("OMP_MAX_TASK_PRIORITY")) && *s)
         g->max_task_priority = (int)parse_long("OMP_MAX_TASK_PRIORITY", s, 0, "an integer >= 0");
     if ((s = getenv("OMP_DISPLAY_ENV")) && *s) {
@@ -206,7 +208,7 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", g->wait_active ? "ACTIVE" : "PASSIVE");
     fprintf(stderr, "  OMP_THREAD_LIMIT = '%d'\n", g->workers);
     fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%d'\n", i->max_active);
-    fprintf(stderr, "  OMP_CANCELLATION = 'FALSE'\n");
+    fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", g->cancellation ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");
     fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g->max_task_priority);
     if (verbose) {

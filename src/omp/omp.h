@@ -53,6 +53,7 @@ typedef struct omp_global {
     size_t stacksize;     /* OMP_STACKSIZE, 0 if unset */
     int max_task_priority;
     int throttle;         /* HERD_OMP_THROTTLE: queued tasks before new ones run at once; 0 off */
+    int cancellation;     /* cancel-var (OMP_CANCELLATION); true is refused at the first cancel */
 } omp_global;
 extern omp_global herd__omp_g;
 
