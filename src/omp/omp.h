@@ -78,8 +78,12 @@ typedef struct omp_ws {
     void *copy;             /* copyprivate data */
     /* reduction(task, ...) on the construct: the arrays of the member that
      * allocated the copies (state 2), which the others share (reduction.c) */
-    _Atomic int red_state;  /* 0 none, 1 a member is allocating, 2 ready */
+    _Atomic int red_state;  /* OMP_EXTRA_*: see herd__omp_ws_extra */
     uintptr_t *red;
+    /* GCC's worksharing memory (lastprivate(conditional:), scan): zeroed,
+     * shared by the members, freed by the last to leave */
+    _Atomic int mem_state;  /* OMP_EXTRA_* */
+    void *mem;
     unsigned sect_count;
     _Atomic unsigned sect_next;
 } __attribute__((aligned(64))) omp_ws;
@@ -164,6 +168,15 @@ void herd__omp_ws_ring_init(omp_team *team);
 int herd__omp_ws_begin(omp_task *t);
 void herd__omp_ws_publish(omp_task *t);
 void herd__omp_ws_leave(omp_task *t);
+/* Extras of a worksharing construct that its members set up after it
+ * (task reductions, worksharing memory), in the record: the first member
+ * to claim *state (OMP_EXTRA_NONE -> CLAIMED) gets 1 and sets the extra up,
+ * then calls herd__omp_ws_extra_ready; the others get 0 once it is ready
+ * (acquire), their worker running other tasks meanwhile. Reset with the
+ * record (herd__omp_ws_leave). */
+enum { OMP_EXTRA_NONE = 0, OMP_EXTRA_CLAIMED, OMP_EXTRA_READY };
+int herd__omp_ws_extra(_Atomic int *state);
+void herd__omp_ws_extra_ready(_Atomic int *state);
 /* Set up ws for a loop of n iterations (signed flavour). */
 void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end,
                          long incr, long chunk);

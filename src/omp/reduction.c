@@ -157,23 +157,34 @@ void herd__omp_ws_red_start(omp_task *t, uintptr_t *data) {
     omp_ws *ws = t->ws;
     int n = t->team->nthreads;
     GOMP_taskgroup_start();
-    int none = 0;
-    /* ORDER: relaxed claim; the claimant publishes with the release store. */
-    if (atomic_compare_exchange_strong_explicit(&ws->red_state, &none, 1, memory_order_relaxed,
-                                                memory_order_relaxed)) {
+    if (herd__omp_ws_extra(&ws->red_state)) {
         herd__omp_red_register(data, t->red, NULL, n);
         ws->red = data;
-        /* ORDER: release; pairs with the acquire load below. */
-        atomic_store_explicit(&ws->red_state, 2, memory_order_release);
+        herd__omp_ws_extra_ready(&ws->red_state);
     } else {
-        OMP_SAVE();
-        /* ORDER: acquire; the claimant's arrays and copies are visible. */
-        while (atomic_load_explicit(&ws->red_state, memory_order_acquire) != 2)
-            herd__omp_relax();
-        OMP_RESTORE();
         herd__omp_red_register(data, t->red, ws->red, n);
     }
     t->red = data;
+}
+
+/* scope with reduction(task, ...): treated as a worksharing construct that
+ * nobody waits at (GCC's code has the barrier), so that one member
+ * allocates the copies; the members leave the record at once: the last to
+ * leave comes after everyone has registered. */
+OMP_API void GOMP_scope_start(uintptr_t *reductions) {
+    omp_task *t = herd__omp_task();
+    if (!reductions)
+        return;
+    if (!t->team) { /* outside any region: a team of one */
+        GOMP_taskgroup_start();
+        herd__omp_red_register(reductions, t->red, NULL, 1);
+        t->red = reductions;
+        return;
+    }
+    if (herd__omp_ws_begin(t))
+        herd__omp_ws_publish(t);
+    herd__omp_ws_red_start(t, reductions);
+    herd__omp_ws_leave(t);
 }
 
 OMP_API void GOMP_workshare_task_reduction_unregister(bool cancelled) {

@@ -16,6 +16,7 @@
 #include "omp/omp.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 void herd__omp_ws_ring_init(omp_team *team) {
@@ -71,9 +72,46 @@ void herd__omp_ws_leave(omp_task *t) {
     herd__omp_doacross_free(ws);
     ws->copy = NULL;
     ws->red = NULL;
-    atomic_store_explicit(&ws->red_state, 0, memory_order_relaxed);
+    atomic_store_explicit(&ws->red_state, OMP_EXTRA_NONE, memory_order_relaxed);
+    free(ws->mem);
+    ws->mem = NULL;
+    atomic_store_explicit(&ws->mem_state, OMP_EXTRA_NONE, memory_order_relaxed);
     /* ORDER: release; pairs with the acquire CAS in herd__omp_ws_begin(). */
     atomic_store_explicit(&ws->free_for, t->ws_k + WS_RING, memory_order_release);
+}
+
+int herd__omp_ws_extra(_Atomic int *state) {
+    int none = OMP_EXTRA_NONE;
+    /* ORDER: relaxed claim; the claimant publishes with the release store
+     * in herd__omp_ws_extra_ready(). */
+    if (atomic_compare_exchange_strong_explicit(state, &none, OMP_EXTRA_CLAIMED,
+                                                memory_order_relaxed, memory_order_relaxed))
+        return 1;
+    OMP_SAVE();
+    /* ORDER: acquire; pairs with the release store: the extra is visible. */
+    while (atomic_load_explicit(state, memory_order_acquire) != OMP_EXTRA_READY)
+        herd__omp_relax();
+    OMP_RESTORE();
+    return 0;
+}
+
+void herd__omp_ws_extra_ready(_Atomic int *state) {
+    /* ORDER: release; pairs with the acquire load in herd__omp_ws_extra(). */
+    atomic_store_explicit(state, OMP_EXTRA_READY, memory_order_release);
+}
+
+/* GCC's worksharing memory: *mem holds its size; it gets zeroed memory
+ * that the members of the construct share. */
+static void ws_mem(omp_task *t, void **mem) {
+    omp_ws *ws = t->ws;
+    if (herd__omp_ws_extra(&ws->mem_state)) {
+        size_t size = (size_t)(uintptr_t)*mem;
+        ws->mem = calloc(1, size ? size : 1);
+        if (!ws->mem)
+            herd__omp_fatal("out of memory for a worksharing construct (%zu bytes)", size);
+        herd__omp_ws_extra_ready(&ws->mem_state);
+    }
+    *mem = ws->mem;
 }
 
 /* ------------------------------------------------------------------ loops */
@@ -352,57 +390,55 @@ LOOP_RT(nonmonotonic_runtime, 0)
 LOOP_RT(maybe_nonmonotonic_runtime, 0)
 LOOP_RT(ordered_runtime, 1)
 
-static void no_mem(void **mem, void *caller) {
+/* The 5.0 entry points: reduction(task, ...) arrays, worksharing memory
+ * (lastprivate(conditional:), scan), once the construct is set up. */
+static void extras(uintptr_t *reductions, void **mem) {
+    omp_task *t = herd__omp_task();
     if (mem)
-        herd__omp_unsupported("lastprivate(conditional:) or scan (worksharing memory)", caller);
+        ws_mem(t, mem);
+    if (reductions)
+        herd__omp_ws_red_start(t, reductions);
 }
 
-/* The 5.0 entry points: reduction(task, ...) arrays, worksharing memory. */
-static bool with_extras(bool more, uintptr_t *reductions, void **mem, void *caller) {
-    no_mem(mem, caller);
-    if (reductions)
-        herd__omp_ws_red_start(herd__omp_task(), reductions);
+static bool with_extras(bool more, uintptr_t *reductions, void **mem) {
+    extras(reductions, mem);
     return more;
 }
 
 OMP_API bool GOMP_loop_start(long s, long e, long i, long sched, long c, long *is, long *ie,
                              uintptr_t *reductions, void **mem) {
-    return with_extras(start_signed(sched, 0, s, e, i, c, is, ie, NULL), reductions, mem,
-                       __builtin_return_address(0));
+    return with_extras(start_signed(sched, 0, s, e, i, c, is, ie, NULL), reductions, mem);
 }
 
 OMP_API bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long *is,
                                      long *ie, uintptr_t *reductions, void **mem) {
-    return with_extras(start_signed(sched, 1, s, e, i, c, is, ie, NULL), reductions, mem,
-                       __builtin_return_address(0));
+    return with_extras(start_signed(sched, 1, s, e, i, c, is, ie, NULL), reductions, mem);
 }
 
 OMP_API bool GOMP_loop_ull_start(bool up, unsigned long long s, unsigned long long e,
                                  unsigned long long i, long sched, unsigned long long c,
                                  unsigned long long *is, unsigned long long *ie,
                                  uintptr_t *reductions, void **mem) {
-    return with_extras(start_ull(sched, 0, up, s, e, i, c, is, ie, NULL), reductions, mem,
-                       __builtin_return_address(0));
+    return with_extras(start_ull(sched, 0, up, s, e, i, c, is, ie, NULL), reductions, mem);
 }
 
 OMP_API bool GOMP_loop_ull_ordered_start(bool up, unsigned long long s, unsigned long long e,
                                          unsigned long long i, long sched, unsigned long long c,
                                          unsigned long long *is, unsigned long long *ie,
                                          uintptr_t *reductions, void **mem) {
-    return with_extras(start_ull(sched, 1, up, s, e, i, c, is, ie, NULL), reductions, mem,
-                       __builtin_return_address(0));
+    return with_extras(start_ull(sched, 1, up, s, e, i, c, is, ie, NULL), reductions, mem);
 }
 
 OMP_API bool GOMP_loop_doacross_start(unsigned n, long *counts, long sched, long c, long *is,
                                       long *ie, uintptr_t *reductions, void **mem) {
-    return with_extras(start_doacross_signed(sched, n, counts, c, is, ie), reductions, mem, __builtin_return_address(0));
+    return with_extras(start_doacross_signed(sched, n, counts, c, is, ie), reductions, mem);
 }
 
 OMP_API bool GOMP_loop_ull_doacross_start(unsigned n, unsigned long long *counts, long sched,
                                           unsigned long long c, unsigned long long *is,
                                           unsigned long long *ie, uintptr_t *reductions,
                                           void **mem) {
-    return with_extras(start_doacross_ull(sched, n, counts, c, is, ie), reductions, mem, __builtin_return_address(0));
+    return with_extras(start_doacross_ull(sched, n, counts, c, is, ie), reductions, mem);
 }
 
 OMP_API void GOMP_loop_end_nowait(void) {
@@ -450,10 +486,8 @@ OMP_API unsigned GOMP_sections_start(unsigned count) {
 }
 
 OMP_API unsigned GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem) {
-    no_mem(mem, __builtin_return_address(0));
     unsigned first = GOMP_sections_start(count);
-    if (reductions)
-        herd__omp_ws_red_start(herd__omp_task(), reductions);
+    extras(reductions, mem);
     return first;
 }
 

@@ -301,6 +301,51 @@ static void test_doacross(void) {
     dx_chain_check_values();
 }
 
+/* The worksharing memory GCC asks for (lastprivate(conditional:), scan):
+ * results as a sequential run gives them. */
+static void test_conditional_and_scan(void) {
+    enum { LEN = 3000 };
+    static int a[LEN], incl[LEN], excl[LEN];
+    for (int i = 0; i < LEN; i++)
+        a[i] = (i * 7) % 13 - 6;
+    int last = -1, lastv = 0;
+    long s = 0, e = 0;
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp for lastprivate(conditional : last, lastv) schedule(dynamic, 7)
+        for (int i = 0; i < LEN; i++)
+            if (a[i] == 5 && i % 2) {
+                last = i;
+                lastv = a[i] * i;
+            }
+#pragma omp for reduction(inscan, + : s)
+        for (int i = 0; i < LEN; i++) {
+            s += a[i];
+#pragma omp scan inclusive(s)
+            incl[i] = (int)s;
+        }
+#pragma omp for reduction(inscan, + : e)
+        for (int i = 0; i < LEN; i++) {
+            excl[i] = (int)e;
+#pragma omp scan exclusive(e)
+            e += a[i];
+        }
+    }
+    int want_last = -1;
+    long run = 0;
+    for (int i = 0; i < LEN; i++) {
+        if (a[i] == 5 && i % 2)
+            want_last = i;
+        CHECK_EQ(excl[i], run);
+        run += a[i];
+        CHECK_EQ(incl[i], run);
+    }
+    CHECK_EQ(last, want_last);
+    CHECK_EQ(lastv, 5 * want_last);
+    CHECK_EQ(s, run);
+    CHECK_EQ(e, run);
+}
+
 int main(void) {
     for (int rep = 0; rep < 3; rep++) {
         test_schedules();
@@ -309,6 +354,7 @@ int main(void) {
         test_nowait_collapse_reduction();
         test_sections();
         test_doacross();
+        test_conditional_and_scan();
     }
     printf("omp loops: ok\n");
     return 0;

@@ -216,7 +216,24 @@ static void test_worksharing(void) {
     CHECK_EQ(t, 111);
 }
 
-/* Outside any region. The system libgomp then keeps the initial thread in
+/* scope with reduction(task, ...). */
+static void test_scope(void) {
+    long x = 0;
+    int members = 0;
+#pragma omp parallel num_threads(2) reduction(+ : members)
+    {
+        members++;
+#pragma omp scope reduction(task, + : x)
+        {
+            x += 1;
+#pragma omp task in_reduction(+ : x)
+            x += 10;
+        }
+    }
+    CHECK_EQ(x, 11L * members);
+}
+
+/* Outside any region (taskgroup, scope). The system libgomp then keeps the initial thread in
  * a team of its own (its "artificial team"), which changes how later
  * regions nest there (a nested region of 2 x 2 ran 2 threads, not 4, and
  * test_nested hung): the last test of the program. */
@@ -228,6 +245,14 @@ static void test_orphaned(void) {
         r += i;
     }
     CHECK_EQ(r, 4950);
+    static long y; /* shared: a scope's reduction item */
+    y = 0;
+#pragma omp scope reduction(task, + : y)
+    {
+#pragma omp task in_reduction(+ : y)
+        y += 5;
+    }
+    CHECK_EQ(y, 5);
 }
 
 /* In nested teams (whose tasks that see a registration run at once). */
@@ -271,6 +296,7 @@ int main(void) {
         test_taskloop_nested_tasks();
         test_parallel();
         test_worksharing();
+        test_scope();
         test_nested();
     }
     test_orphaned();
