@@ -67,7 +67,6 @@ OMP_API int omp_get_team_size(int level) {
     const omp_team *team = team_at(herd__omp_task(), level);
     return team ? team->nthreads : -1;
 }
-OMP_API int omp_get_thread_limit(void) { return herd__omp_g.workers; }
 OMP_API void omp_set_schedule(int kind, int chunk) {
     omp_icv *i = &herd__omp_task()->icv;
     i->run_sched = kind;
@@ -90,8 +89,6 @@ OMP_API void omp_set_default_device(int d) { (void)d; }
 OMP_API int omp_is_initial_device(void) { return 1; }
 OMP_API int omp_get_initial_device(void) { return 0; }
 OMP_API int omp_get_device_num(void) { return 0; }
-OMP_API int omp_get_num_teams(void) { return 1; }
-OMP_API int omp_get_team_num(void) { return 0; }
 OMP_API int omp_get_max_task_priority(void) { return herd__omp_g.max_task_priority; }
 OMP_API void omp_display_env(int verbose) { herd__omp_display_env(verbose); }
 
@@ -120,7 +117,6 @@ F_INT0(omp_get_nested)
 F_INT0(omp_get_max_active_levels)
 F_INT0(omp_get_level)
 F_INT0(omp_get_active_level)
-F_INT0(omp_get_thread_limit)
 F_INT0(omp_in_final)
 F_INT0(omp_get_num_devices)
 F_INT0(omp_is_initial_device)

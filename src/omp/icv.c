@@ -174,6 +174,11 @@ void herd__omp_init(void) {
         else if (strcasecmp(s, "passive"))
             bad("OMP_WAIT_POLICY", s, "active, passive");
     }
+    if ((s = getenv("OMP_NUM_TEAMS")) && *s)
+        g->nteams = (int)parse_long("OMP_NUM_TEAMS", s, 1, "an integer >= 1");
+    if ((s = getenv("OMP_TEAMS_THREAD_LIMIT")) && *s)
+        g->teams_thread_limit =
+            (int)parse_long("OMP_TEAMS_THREAD_LIMIT", s, 1, "an integer >= 1");
     if ((s = getenv("OMP_CANCELLATION")) && *s)
         g->cancellation = parse_bool("OMP_CANCELLATION", s);
     if ((s = getenv("OMP_MAX_TASK_PRIORITY")) && *s)
@@ -211,6 +216,8 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", g->cancellation ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");
     fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g->max_task_priority);
+    fprintf(stderr, "  OMP_NUM_TEAMS = '%d'\n", g->nteams);
+    fprintf(stderr, "  OMP_TEAMS_THREAD_LIMIT = '%d'\n", g->teams_thread_limit);
     if (verbose) {
         fprintf(stderr, "  HERD_WORKERS = '%d'\n", g->workers);
         fprintf(stderr, "  HERD_SCHED = '%s'\n", getenv("HERD_SCHED") ? getenv("HERD_SCHED") : "auto");

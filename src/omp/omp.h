@@ -52,6 +52,8 @@ typedef struct omp_global {
     int wait_active;      /* OMP_WAIT_POLICY=active */
     size_t stacksize;     /* OMP_STACKSIZE, 0 if unset */
     int max_task_priority;
+    int nteams;           /* nteams-var (OMP_NUM_TEAMS, omp_set_num_teams); 0: unset */
+    int teams_thread_limit; /* teams-thread-limit-var (OMP_TEAMS_THREAD_LIMIT); 0: unset */
     int throttle;         /* HERD_OMP_THROTTLE: queued tasks before new ones run at once; 0 off */
     int cancellation;     /* cancel-var (OMP_CANCELLATION); true is refused at the first cancel */
 } omp_global;
@@ -143,6 +145,9 @@ typedef struct omp_task {
     long st_trip;        /* static loops: chunks taken */
     long ch_lo, ch_hi;   /* the chunk it holds (ordered) */
     int ordered;
+    /* a thread's initial task (herd__omp_root): the host teams league it
+     * runs, 0s when none (teams.c) */
+    int league_size, league_num, league_limit;
 } omp_task;
 
 extern __thread omp_task *herd__omp_cur __attribute__((tls_model("initial-exec")));
@@ -156,6 +161,8 @@ static inline omp_task *herd__omp_task(void) {
 #define OMP_SAVE() omp_task *omp__saved = herd__omp_task()
 #define OMP_RESTORE() (herd__omp_cur = omp__saved)
 
+/* teams.c: the thread's initial task, root of t's regions and tasks. */
+omp_task *herd__omp_root(omp_task *t);
 /* icv.c */
 void herd__omp_init(void);
 void herd__omp_display_env(int verbose);

@@ -137,6 +137,9 @@ static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_p
     long n = num_threads ? (long)num_threads : enc->icv.nthreads;
     if (active >= enc->icv.max_active)
         n = 1;
+    int team_limit = herd__omp_root(enc)->league_limit; /* teams thread_limit */
+    if (team_limit && n > team_limit)
+        n = team_limit;
     /* On this stack: the members end before we return (the group wait),
      * and with them every task of the region. A heap team (1.5 KB) cost a
      * malloc_consolidate per region (perf, empty regions). */
