@@ -61,6 +61,7 @@ struct dep_node {
     omp_deps *deps;           /* the creator's table */
     omp_task *parent;
     uintptr_t *red; /* the creator's task reductions when it created it */
+    omp_event *ev;  /* detach: completes once its event is fulfilled too */
     void (*fn)(void *);
     void *data; /* heap block (deferred tasks) */
     int final;
@@ -206,6 +207,8 @@ static void task_body(void *p) {
     memcpy(&n, p, sizeof n);
     omp_task me;
     herd__omp_run_task(&me, n->parent, n->red, n->final, n->fn, n->data);
+    if (n->ev)
+        herd__omp_event_wait(n->ev);
     free(n->data);
     complete(n);
 }
@@ -331,13 +334,14 @@ static void wait_released(dep_node *n) {
 
 void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
                            void (*cpyfn)(void *, void *), long size, long align, int final,
-                           int deferred, void **depend) {
+                           int deferred, void **depend, omp_event *ev) {
     omp_deps *d = deps_of(parent);
     dep_list l;
     decode(depend, &l);
     dep_node *n = node_new(d, parent);
     n->fn = fn;
     n->red = parent->red;
+    n->ev = deferred ? ev : NULL;
     n->final = final;
     n->waiter = !deferred;
     if (deferred) {
@@ -353,6 +357,8 @@ void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
     if (deferred) return;
     wait_released(n);
     herd__omp_run_undeferred(parent, fn, data, cpyfn, size, align, final);
+    if (ev)
+        herd__omp_event_wait(ev);
     complete(n);
 }
 

@@ -92,6 +92,7 @@ typedef struct omp_ws {
 
 struct omp_task;
 typedef struct omp_deps omp_deps; /* depend.c */
+typedef struct omp_event omp_event; /* detach.c */
 typedef struct omp_doacross omp_doacross; /* doacross.c */
 
 /* An open taskgroup of a task (task.c): the tasks it creates meanwhile are
@@ -224,7 +225,7 @@ void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, 
  * queued once their predecessors complete, undeferred ones wait and run. */
 void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
                            void (*cpyfn)(void *, void *), long size, long align, int final,
-                           int deferred, void **depend);
+                           int deferred, void **depend, omp_event *ev);
 /* Wait for the predecessors named by depend (taskwait depend). */
 void herd__omp_taskwait_depend(omp_task *parent, void **depend);
 /* Wait for every task t created (children and released dependent tasks),
@@ -255,6 +256,10 @@ OMP_API void GOMP_taskgroup_reduction_register(uintptr_t *data);
 OMP_API void GOMP_taskgroup_start(void);
 OMP_API void GOMP_taskgroup_end(void);
 OMP_API void GOMP_barrier(void);
+/* detach.c: a detached task's event; the task waits for it after its body
+ * (on a worker, yielding it), then drops its reference. */
+omp_event *herd__omp_event_new(void);
+void herd__omp_event_wait(omp_event *e);
 /* unsupported.c */
 void herd__omp_unsupported(const char *what, void *caller) __attribute__((noreturn));
 void herd__omp_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

@@ -31,6 +31,7 @@ _Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
 #define HDR_FINAL 1u
 #define HDR_HEAP 2u /* the data is a heap block whose pointer follows */
 #define HDR_RED 4u  /* the creator's task reductions (omp_task.red) follow the header */
+#define HDR_DETACH 8u /* then its detach event (omp_event *) */
 
 static int thread_num_of(const omp_task *parent) {
     const omp_team *team = parent->team;
@@ -107,22 +108,28 @@ static void task_entry(void *p) {
         memcpy(&red, src, sizeof red);
         src += sizeof red;
     }
+    omp_event *ev = NULL;
+    if (h.flags & HDR_DETACH) {
+        memcpy(&ev, src, sizeof ev);
+        src += sizeof ev;
+    }
     omp_task me;
     if (h.flags & HDR_HEAP) {
         void *block;
         memcpy(&block, src, sizeof block);
         run_as(&me, h.parent, red, h.flags & HDR_FINAL, h.fn, block);
         free(block);
-        return;
-    }
-    if (((uintptr_t)src & (h.align - 1)) == 0) {
+    } else if (((uintptr_t)src & (h.align - 1)) == 0) {
         run_as(&me, h.parent, red, h.flags & HDR_FINAL, h.fn, src);
-        return;
+    } else {
+        unsigned char buf[h.size + h.align];
+        unsigned char *d =
+            (unsigned char *)(((uintptr_t)buf + h.align - 1) & ~(uintptr_t)(h.align - 1));
+        memcpy(d, src, h.size);
+        run_as(&me, h.parent, red, h.flags & HDR_FINAL, h.fn, d);
     }
-    unsigned char buf[h.size + h.align];
-    unsigned char *d = (unsigned char *)(((uintptr_t)buf + h.align - 1) & ~(uintptr_t)(h.align - 1));
-    memcpy(d, src, h.size);
-    run_as(&me, h.parent, red, h.flags & HDR_FINAL, h.fn, d);
+    if (ev)
+        herd__omp_event_wait(ev); /* it completes once its event is fulfilled too */
 }
 
 static void *block_new(long size, long align) {
@@ -213,10 +220,12 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
     return 1;
 }
 
-/* Queue fn on data (copied now) as a child of the current task. */
+/* Queue fn on data (copied now) as a child of the current task; ev: its
+ * detach event, or NULL. */
 static void spawn(omp_task *parent, void (*fn)(void *), void *data,
-                  void (*cpyfn)(void *, void *), long size, long align, int final) {
-    if (!cpyfn && spawn_in_slot(parent, fn, data, size, align, final))
+                  void (*cpyfn)(void *, void *), long size, long align, int final,
+                  omp_event *ev) {
+    if (!cpyfn && !ev && spawn_in_slot(parent, fn, data, size, align, final))
         return;
     unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), final ? HDR_FINAL : 0};
@@ -225,6 +234,11 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
         h.flags |= HDR_RED;
         memcpy(arg + len, &parent->red, sizeof parent->red);
         len += sizeof parent->red;
+    }
+    if (ev) {
+        h.flags |= HDR_DETACH;
+        memcpy(arg + len, &ev, sizeof ev);
+        len += sizeof ev;
     }
     if (!cpyfn && len + (size_t)size <= HERD_ARG_MAX && align <= 4096) {
         h.size = (uint32_t)size;
@@ -367,9 +381,16 @@ OMP_API void GOMP_taskwait(void) {
 static __attribute__((noinline)) void task_general(void (*fn)(void *), void *data,
                                                   void (*cpyfn)(void *, void *), long arg_size,
                                                   long arg_align, bool if_clause, unsigned flags,
-                                                  void **depend, void *ra) {
-    if (flags & OMP_TASK_DETACH)
-        herd__omp_unsupported("task detach", ra);
+                                                  void **depend, void *detach) {
+    omp_event *ev = NULL;
+    if (flags & OMP_TASK_DETACH) {
+        ev = herd__omp_event_new();
+        /* The handle goes to the encountering task's variable and to the
+         * first word of the task's data (GCC's layout), before it is copied. */
+        *(omp_event **)detach = ev;
+        if (data)
+            *(omp_event **)data = ev;
+    }
     OMP_SAVE();
     omp_task *parent = omp__saved;
     int final = (flags & OMP_TASK_FINAL) || parent->final;
@@ -379,14 +400,19 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
         /* Outside herd and under a final task every task runs undeferred, in
          * creation order: the dependences hold without a table. */
         herd__omp_task_depend(parent, fn, data, cpyfn, arg_size, arg_align, final, if_clause,
-                              depend);
+                              depend, ev);
         OMP_RESTORE();
         return;
     }
-    if (!if_clause || parent->final || !herd__self() || throttled(herd__tls))
+    /* A detached task is never throttled: run at once, it would hold its
+     * creator until its event, which a later task may be the one to fulfil. */
+    if (!if_clause || parent->final || !herd__self() || (!ev && throttled(herd__tls))) {
         run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
-    else
-        spawn(parent, fn, data, cpyfn, arg_size, arg_align, final);
+        if (ev)
+            herd__omp_event_wait(ev); /* an undeferred task completes with its event */
+    } else {
+        spawn(parent, fn, data, cpyfn, arg_size, arg_align, final, ev);
+    }
     OMP_RESTORE(); /* work-first spawns suspend the encountering task */
 }
 
@@ -394,7 +420,6 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
                        long arg_size, long arg_align, bool if_clause, unsigned flags,
                        void **depend, int priority, void *detach) {
     (void)priority; /* a hint; herd's schedulers have no priorities */
-    (void)detach;
     omp_task *cur = herd__omp_cur;
     if (__builtin_expect(cur && !cpyfn && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)), 1)) {
         int final = (flags & OMP_TASK_FINAL) || cur->final;
@@ -406,8 +431,7 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
         if (spawn_in_slot(cur, fn, data, arg_size, arg_align, final))
             return;
     }
-    task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend,
-                 __builtin_return_address(0));
+    task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, detach);
 }
 
 OMP_API void GOMP_taskwait_depend(void **depend) {
@@ -502,7 +526,7 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
             continue;
         }
         if (deferred)
-            spawn(parent, fn, b, NULL, arg_size, arg_align, final);
+            spawn(parent, fn, b, NULL, arg_size, arg_align, final, NULL);
         else
             run_now(parent, fn, b, NULL, arg_size, arg_align, final);
         free(b);
