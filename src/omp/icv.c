@@ -31,6 +31,22 @@ static long parse_long(const char *var, const char *s, long min, const char *for
     return v;
 }
 
+/* OMP_ALLOCATOR: a predefined allocator's name (handles 1..8, omp.h). */
+static int parse_allocator(const char *s) {
+    static const char *names[] = {"omp_default_mem_alloc", "omp_large_cap_mem_alloc",
+                                  "omp_const_mem_alloc",   "omp_high_bw_mem_alloc",
+                                  "omp_low_lat_mem_alloc", "omp_cgroup_mem_alloc",
+                                  "omp_pteam_mem_alloc",   "omp_thread_mem_alloc"};
+    for (int i = 0; i < 8; i++)
+        if (!strcasecmp(s, names[i]))
+            return i + 1;
+    bad("OMP_ALLOCATOR", s, "a predefined allocator: omp_default_mem_alloc, "
+                            "omp_large_cap_mem_alloc, omp_const_mem_alloc, omp_high_bw_mem_alloc, "
+                            "omp_low_lat_mem_alloc, omp_cgroup_mem_alloc, omp_pteam_mem_alloc, "
+                            "omp_thread_mem_alloc");
+    return 0;
+}
+
 static int parse_bool(const char *var, const char *s) {
     if (!strcasecmp(s, "true") || !strcmp(s, "1"))
         return 1;
@@ -179,6 +195,8 @@ void herd__omp_init(void) {
     if ((s = getenv("OMP_TEAMS_THREAD_LIMIT")) && *s)
         g->teams_thread_limit =
             (int)parse_long("OMP_TEAMS_THREAD_LIMIT", s, 1, "an integer >= 1");
+    if ((s = getenv("OMP_ALLOCATOR")) && *s)
+        g->def_allocator = parse_allocator(s);
     if ((s = getenv("OMP_CANCELLATION")) && *s)
         g->cancellation = parse_bool("OMP_CANCELLATION", s);
     if ((s = getenv("OMP_MAX_TASK_PRIORITY")) && *s)
@@ -217,6 +235,7 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");
     fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g->max_task_priority);
     fprintf(stderr, "  OMP_NUM_TEAMS = '%d'\n", g->nteams);
+    fprintf(stderr, "  OMP_ALLOCATOR = '%d'\n", g->def_allocator ? g->def_allocator : 1);
     fprintf(stderr, "  OMP_TEAMS_THREAD_LIMIT = '%d'\n", g->teams_thread_limit);
     if (verbose) {
         fprintf(stderr, "  HERD_WORKERS = '%d'\n", g->workers);

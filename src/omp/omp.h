@@ -53,6 +53,7 @@ typedef struct omp_global {
     size_t stacksize;     /* OMP_STACKSIZE, 0 if unset */
     int max_task_priority;
     int nteams;           /* nteams-var (OMP_NUM_TEAMS, omp_set_num_teams); 0: unset */
+    int def_allocator;    /* def-allocator-var at start (OMP_ALLOCATOR); 0: unset (alloc.c) */
     int teams_thread_limit; /* teams-thread-limit-var (OMP_TEAMS_THREAD_LIMIT); 0: unset */
     int throttle;         /* HERD_OMP_THROTTLE: queued tasks before new ones run at once; 0 off */
     int cancellation;     /* cancel-var (OMP_CANCELLATION); true is refused at the first cancel */

@@ -1,0 +1,257 @@
+/* OpenMP memory allocators (omp_alloc and friends, the `allocate`
+ * directive and clause through GOMP_alloc/GOMP_free): docs/design/
+ * openmp.md, "Allocators".
+ *
+ * Every memory space is the host's memory (as the system libgomp without
+ * memkind). An allocator is a predefined handle (1..8: default traits) or a
+ * record made by omp_init_allocator, whose handle is its address. Traits
+ * honoured: alignment, pool_size (bytes outstanding, counted atomically;
+ * past it the fallback applies), fallback and fb_data, pinned (pages of
+ * the block's own, mmap'd and mlock'd; a failure applies the fallback). sync_hint, access and partition are
+ * checked and have no effect on one host memory. A trait with a value it
+ * does not take makes omp_init_allocator return omp_null_allocator, as the
+ * specification says.
+ *
+ * Each block has a header just before the pointer returned: where the
+ * block starts, its size and its allocator (omp_free and omp_realloc need
+ * them; the allocator argument of omp_free may be omp_null_allocator). */
+#include "omp/omp.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* GCC 12's omp.h values */
+enum { MS_DEFAULT = 0, MS_LAST = 4 };
+enum { AL_NULL = 0, AL_DEFAULT = 1, AL_LAST_PREDEFINED = 8 };
+enum { ATK_SYNC_HINT = 1, ATK_ALIGNMENT, ATK_ACCESS, ATK_POOL_SIZE, ATK_FALLBACK, ATK_FB_DATA,
+       ATK_PINNED, ATK_PARTITION };
+#define ATV_DEFAULT ((uintptr_t)-1)
+enum { ATV_FALSE = 0, ATV_TRUE = 1, ATV_CONTENDED = 3, ATV_UNCONTENDED, ATV_SERIALIZED,
+       ATV_PRIVATE, ATV_ALL, ATV_THREAD, ATV_PTEAM, ATV_CGROUP, ATV_DEFAULT_MEM_FB, ATV_NULL_FB,
+       ATV_ABORT_FB, ATV_ALLOCATOR_FB, ATV_ENVIRONMENT, ATV_NEAREST, ATV_BLOCKED,
+       ATV_INTERLEAVED };
+
+typedef struct omp_alloctrait {
+    int key;
+    uintptr_t value;
+} omp_alloctrait;
+
+typedef struct alloc_rec {
+    size_t alignment;
+    size_t pool_size; /* 0: no pool */
+    _Atomic size_t used;
+    int fallback;     /* ATV_*_FB */
+    uintptr_t fb_data;
+    int pinned;
+} alloc_rec;
+
+typedef struct block_hdr {
+    void *base;
+    size_t size;
+    alloc_rec *a;
+    size_t mapped; /* pinned: the length of the block's own mapping; 0: malloc'd */
+} block_hdr;
+
+static alloc_rec predefined = {1, 0, 0, ATV_DEFAULT_MEM_FB, 0, 0};
+static __thread uintptr_t def_allocator; /* def-allocator-var; 0: OMP_ALLOCATOR's */
+
+static alloc_rec *lookup(uintptr_t h) {
+    if (h == AL_NULL) {
+        h = def_allocator ? def_allocator : (uintptr_t)herd__omp_g.def_allocator;
+        if (h == AL_NULL)
+            h = AL_DEFAULT;
+    }
+    return h <= AL_LAST_PREDEFINED ? &predefined : (alloc_rec *)h;
+}
+
+static void *alloc_with(uintptr_t handle, size_t align, size_t size, int depth);
+
+/* The allocator could not serve: its fallback trait decides. */
+static void *fall_back(alloc_rec *a, uintptr_t handle, size_t align, size_t size, int depth) {
+    switch (a->fallback) {
+    case ATV_NULL_FB:
+        return NULL;
+    case ATV_ABORT_FB:
+        herd__omp_fatal("an OpenMP allocator (%#lx) could not allocate %zu bytes and its fallback "
+                        "is abort_fb",
+                        (unsigned long)handle, size);
+    case ATV_ALLOCATOR_FB:
+        if (depth < 16) /* a chain of fallbacks, not a cycle */
+            return alloc_with(a->fb_data, align, size, depth + 1);
+        return NULL;
+    default: /* default_mem_fb: the default memory space's allocator */
+        return a == &predefined ? NULL : alloc_with(AL_DEFAULT, align, size, depth + 1);
+    }
+}
+
+static void *alloc_with(uintptr_t handle, size_t align, size_t size, int depth) {
+    alloc_rec *a = lookup(handle);
+    if (a->alignment > align)
+        align = a->alignment;
+    if (align < sizeof(block_hdr))
+        align = sizeof(block_hdr); /* the header's own alignment, and malloc's */
+    if (size > SIZE_MAX / 2 - align)
+        return fall_back(a, handle, align, size, depth);
+    if (a->pool_size) {
+        /* ORDER: relaxed; only the count matters (no data is published). */
+        size_t u = atomic_fetch_add_explicit(&a->used, size, memory_order_relaxed);
+        if (u + size > a->pool_size) {
+            atomic_fetch_sub_explicit(&a->used, size, memory_order_relaxed);
+            return fall_back(a, handle, align, size, depth);
+        }
+    }
+    size_t total = size + align + sizeof(block_hdr), mapped = 0;
+    void *base;
+    if (a->pinned) { /* pages of its own: unlocking them never unpins a neighbour */
+        mapped = total;
+        base = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED) {
+            base = NULL;
+        } else if (mlock(base, mapped) != 0) {
+            munmap(base, mapped);
+            base = NULL;
+        }
+    } else {
+        base = malloc(total);
+    }
+    if (!base) {
+        if (a->pool_size)
+            atomic_fetch_sub_explicit(&a->used, size, memory_order_relaxed);
+        return fall_back(a, handle, align, size, depth);
+    }
+    uintptr_t p = ((uintptr_t)base + sizeof(block_hdr) + align - 1) & ~(uintptr_t)(align - 1);
+    block_hdr *h = (block_hdr *)p - 1;
+    h->base = base;
+    h->size = size;
+    h->a = a;
+    h->mapped = mapped;
+    return (void *)p;
+}
+
+static int power_of_two(size_t v) { return v && !(v & (v - 1)); }
+
+OMP_API void *omp_aligned_alloc(size_t align, size_t size, uintptr_t allocator) {
+    if (!power_of_two(align))
+        return NULL;
+    return alloc_with(allocator, align, size, 0);
+}
+
+OMP_API void *omp_alloc(size_t size, uintptr_t allocator) {
+    return alloc_with(allocator, 1, size, 0);
+}
+
+OMP_API void *omp_aligned_calloc(size_t align, size_t n, size_t size, uintptr_t allocator) {
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    void *p = omp_aligned_alloc(align, n * size, allocator);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+OMP_API void *omp_calloc(size_t n, size_t size, uintptr_t allocator) {
+    return omp_aligned_calloc(1, n, size, allocator);
+}
+
+OMP_API void omp_free(void *ptr, uintptr_t allocator) {
+    (void)allocator; /* the block knows its own */
+    if (!ptr)
+        return;
+    block_hdr *h = (block_hdr *)ptr - 1;
+    alloc_rec *a = h->a;
+    if (a->pool_size)
+        atomic_fetch_sub_explicit(&a->used, h->size, memory_order_relaxed);
+    if (h->mapped)
+        munmap(h->base, h->mapped);
+    else
+        free(h->base);
+}
+
+OMP_API void *omp_realloc(void *ptr, size_t size, uintptr_t allocator, uintptr_t free_allocator) {
+    if (!ptr)
+        return omp_alloc(size, allocator);
+    if (!size) {
+        omp_free(ptr, free_allocator);
+        return NULL;
+    }
+    block_hdr *h = (block_hdr *)ptr - 1;
+    void *n = omp_alloc(size, allocator);
+    if (!n)
+        return NULL; /* the old block is left as it was */
+    memcpy(n, ptr, h->size < size ? h->size : size);
+    omp_free(ptr, free_allocator);
+    return n;
+}
+
+OMP_API void *GOMP_alloc(size_t align, size_t size, uintptr_t allocator) {
+    return omp_aligned_alloc(align, size, allocator);
+}
+
+OMP_API void GOMP_free(void *ptr, uintptr_t allocator) { omp_free(ptr, allocator); }
+
+/* A trait's value check; 1 when it is taken (and applied to a). */
+static int apply_trait(alloc_rec *a, const omp_alloctrait *t) {
+    uintptr_t v = t->value;
+    int dflt = v == ATV_DEFAULT;
+    switch (t->key) {
+    case ATK_SYNC_HINT:
+        return dflt || (v >= ATV_CONTENDED && v <= ATV_PRIVATE);
+    case ATK_ALIGNMENT:
+        if (dflt)
+            return 1;
+        a->alignment = (size_t)v;
+        return power_of_two((size_t)v);
+    case ATK_ACCESS:
+        return dflt || (v >= ATV_ALL && v <= ATV_CGROUP);
+    case ATK_POOL_SIZE:
+        a->pool_size = dflt ? 0 : (size_t)v;
+        return 1;
+    case ATK_FALLBACK:
+        if (dflt)
+            return 1;
+        a->fallback = (int)v;
+        return v >= ATV_DEFAULT_MEM_FB && v <= ATV_ALLOCATOR_FB;
+    case ATK_FB_DATA:
+        a->fb_data = v;
+        return 1;
+    case ATK_PINNED:
+        if (dflt || v == ATV_FALSE)
+            return 1;
+        a->pinned = 1;
+        return v == ATV_TRUE;
+    case ATK_PARTITION:
+        return dflt || (v >= ATV_ENVIRONMENT && v <= ATV_INTERLEAVED);
+    default:
+        return 0;
+    }
+}
+
+OMP_API uintptr_t omp_init_allocator(uintptr_t memspace, int ntraits,
+                                     const omp_alloctrait traits[]) {
+    if (memspace > MS_LAST || ntraits < 0 || (ntraits && !traits))
+        return AL_NULL;
+    alloc_rec a = {1, 0, 0, ATV_DEFAULT_MEM_FB, 0, 0};
+    for (int i = 0; i < ntraits; i++)
+        if (!apply_trait(&a, &traits[i]))
+            return AL_NULL;
+    if (a.fallback == ATV_ALLOCATOR_FB && !a.fb_data)
+        return AL_NULL; /* allocator_fb needs fb_data */
+    alloc_rec *r = malloc(sizeof *r);
+    if (!r)
+        return AL_NULL;
+    *r = a;
+    return (uintptr_t)r;
+}
+
+OMP_API void omp_destroy_allocator(uintptr_t allocator) {
+    if (allocator > AL_LAST_PREDEFINED)
+        free((void *)allocator);
+}
+
+OMP_API void omp_set_default_allocator(uintptr_t allocator) { def_allocator = allocator; }
+
+OMP_API uintptr_t omp_get_default_allocator(void) {
+    uintptr_t h = def_allocator ? def_allocator : (uintptr_t)herd__omp_g.def_allocator;
+    return h ? h : AL_DEFAULT;
+}

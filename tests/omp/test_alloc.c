@@ -1,0 +1,135 @@
+/* OpenMP memory allocators: the predefined ones, omp_init_allocator's
+ * traits (alignment, pool_size with each fallback, pinned), calloc and
+ * realloc, the default allocator, allocations from many threads at once
+ * against one pool, and the allocate clause. */
+#include "check_omp.h"
+
+#include <stdint.h>
+
+static int aligned(const void *p, size_t a) { return ((uintptr_t)p & (a - 1)) == 0; }
+
+static void test_predefined(void) {
+    char *p = omp_alloc(100, omp_default_mem_alloc);
+    CHECK(p != NULL);
+    memset(p, 7, 100);
+    double *d = omp_aligned_alloc(128, 10 * sizeof(double), omp_large_cap_mem_alloc);
+    CHECK(d && aligned(d, 128));
+    int *z = omp_calloc(1000, sizeof(int), omp_default_mem_alloc);
+    CHECK(z != NULL);
+    for (int i = 0; i < 1000; i++)
+        CHECK_EQ(z[i], 0);
+    p = omp_realloc(p, 5000, omp_default_mem_alloc, omp_default_mem_alloc);
+    CHECK(p != NULL);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(p[i], 7);
+    omp_free(p, omp_default_mem_alloc);
+    omp_free(d, omp_null_allocator); /* the block knows its allocator */
+    omp_free(z, omp_default_mem_alloc);
+    omp_free(NULL, omp_default_mem_alloc);
+}
+
+static void test_traits(void) {
+    omp_alloctrait_t al[] = {{omp_atk_alignment, 256}};
+    omp_allocator_handle_t a256 = omp_init_allocator(omp_default_mem_space, 1, al);
+    CHECK(a256 != omp_null_allocator);
+    for (int i = 0; i < 20; i++) {
+        void *p = omp_alloc(1 + i * 37, a256);
+        CHECK(p && aligned(p, 256));
+        omp_free(p, a256);
+    }
+    /* a pool of 1000 bytes: null_fb answers NULL past it */
+    omp_alloctrait_t pool[] = {{omp_atk_pool_size, 1000}, {omp_atk_fallback, omp_atv_null_fb}};
+    omp_allocator_handle_t small = omp_init_allocator(omp_default_mem_space, 2, pool);
+    CHECK(small != omp_null_allocator);
+    void *a = omp_alloc(600, small);
+    CHECK(a != NULL);
+    CHECK(omp_alloc(600, small) == NULL);
+    omp_free(a, small);
+    a = omp_alloc(600, small); /* the pool has room again (libgomp counts its headers too) */
+    CHECK(a != NULL);
+    omp_free(a, small);
+    /* allocator_fb: past the pool, the fallback allocator serves */
+    omp_alloctrait_t chain[] = {{omp_atk_pool_size, 100},
+                                {omp_atk_fallback, omp_atv_allocator_fb},
+                                {omp_atk_fb_data, (omp_uintptr_t)a256}};
+    omp_allocator_handle_t c = omp_init_allocator(omp_default_mem_space, 3, chain);
+    CHECK(c != omp_null_allocator);
+    void *b = omp_alloc(500, c);
+    CHECK(b && aligned(b, 256));
+    omp_free(b, c);
+    /* default_mem_fb: past the pool, the default memory */
+    omp_alloctrait_t dflt[] = {{omp_atk_pool_size, 10}};
+    omp_allocator_handle_t dd = omp_init_allocator(omp_default_mem_space, 1, dflt);
+    b = omp_alloc(100, dd);
+    CHECK(b != NULL);
+    omp_free(b, dd);
+    /* values a trait does not take: no allocator */
+    omp_alloctrait_t bad_align[] = {{omp_atk_alignment, 3}};
+    CHECK(omp_init_allocator(omp_default_mem_space, 1, bad_align) == omp_null_allocator);
+    omp_alloctrait_t bad_fb[] = {{omp_atk_fallback, omp_atv_blocked}};
+    CHECK(omp_init_allocator(omp_default_mem_space, 1, bad_fb) == omp_null_allocator);
+    /* pinned (the system libgomp of GCC 12 makes no such allocator) */
+    omp_alloctrait_t pin[] = {{omp_atk_pinned, omp_atv_true}};
+    omp_allocator_handle_t pa = omp_init_allocator(omp_default_mem_space, 1, pin);
+    if (pa != omp_null_allocator) {
+        char *q = omp_alloc(10000, pa);
+        CHECK(q != NULL); /* pinned, or from the default memory (default_mem_fb) */
+        memset(q, 1, 10000);
+        omp_free(q, pa);
+        omp_destroy_allocator(pa);
+    }
+    omp_destroy_allocator(a256);
+    omp_destroy_allocator(small);
+    omp_destroy_allocator(c);
+    omp_destroy_allocator(dd);
+}
+
+static void test_default_and_threads(void) {
+    CHECK_EQ(omp_get_default_allocator(), omp_default_mem_alloc);
+    omp_alloctrait_t pool[] = {{omp_atk_pool_size, 64 * 100}, {omp_atk_fallback, omp_atv_null_fb}};
+    omp_allocator_handle_t p = omp_init_allocator(omp_default_mem_space, 2, pool);
+    CHECK(p != omp_null_allocator);
+    omp_set_default_allocator(p);
+    CHECK_EQ(omp_get_default_allocator(), p);
+    void *x = omp_alloc(64 * 60, omp_null_allocator); /* the default: most of the pool */
+    CHECK(x != NULL);
+    CHECK(omp_alloc(64 * 60, omp_null_allocator) == NULL);
+    omp_free(x, omp_null_allocator);
+    omp_set_default_allocator(omp_default_mem_alloc);
+    int failed = 0;
+#pragma omp parallel num_threads(2) reduction(+ : failed)
+    for (int r = 0; r < 2000; r++) {
+        void *q = omp_alloc(64, p); /* at most 2 of 100 slots in use */
+        if (!q)
+            failed++;
+        else
+            omp_free(q, p);
+    }
+    CHECK_EQ(failed, 0);
+    x = omp_alloc(64 * 60, p); /* every block went back to the pool */
+    CHECK(x != NULL);
+    omp_free(x, p);
+    omp_destroy_allocator(p);
+}
+
+static void test_allocate_clause(void) {
+    int sum = 0;
+    int v = 0;
+#pragma omp parallel num_threads(2) private(v) allocate(omp_default_mem_alloc : v) reduction(+ : sum)
+    {
+        v = omp_get_thread_num() + 1;
+        sum += v;
+    }
+    CHECK(sum == 1 || sum == 3);
+}
+
+int main(void) {
+    for (int rep = 0; rep < 2; rep++) {
+        test_predefined();
+        test_traits();
+        test_default_and_threads();
+        test_allocate_clause();
+    }
+    printf("omp alloc: ok\n");
+    return 0;
+}
