@@ -340,7 +340,7 @@ void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
     decode(depend, &l);
     dep_node *n = node_new(d, parent);
     n->fn = fn;
-    n->red = parent->red;
+    n->red = herd__omp_red_of(parent);
     n->ev = deferred ? ev : NULL;
     n->final = final;
     n->waiter = !deferred;

@@ -57,6 +57,7 @@ typedef struct omp_global {
     int teams_thread_limit; /* teams-thread-limit-var (OMP_TEAMS_THREAD_LIMIT); 0: unset */
     int throttle;         /* HERD_OMP_THROTTLE: queued tasks before new ones run at once; 0 off */
     int cancellation;     /* cancel-var (OMP_CANCELLATION); true is refused at the first cancel */
+    _Atomic int red_live; /* task reduction registrations alive (reduction.c) */
 } omp_global;
 extern omp_global herd__omp_g;
 
@@ -101,7 +102,7 @@ typedef struct omp_doacross omp_doacross; /* doacross.c */
 typedef struct omp_taskgroup {
     herd_group g;
     struct omp_taskgroup *prev; /* the enclosing taskgroup of the same task */
-    uintptr_t *red_before;      /* the task's omp_task.red when it opened */
+    uintptr_t *red;             /* the task reductions registered in it, NULL: none */
 } omp_taskgroup;
 
 typedef struct omp_team {
@@ -138,7 +139,8 @@ typedef struct omp_task {
     omp_icv icv;
     omp_deps *deps;      /* dependences of the tasks it created, NULL: none yet */
     omp_taskgroup *tg;   /* innermost open taskgroup, NULL: none */
-    uintptr_t *red;      /* the task reductions it sees (reduction.c), NULL: none */
+    uintptr_t *red;      /* OMP_FRAME_HERD: the task reductions its creator saw
+                          * (reduction.c, herd__omp_red_of); unset when run at once */
     herd__frame frame;   /* OMP_FRAME_OWN: its frame (uninitialised before) */
     /* implicit tasks: worksharing state */
     long ws_next;        /* index of the next construct this member meets */
@@ -200,11 +202,25 @@ void herd__omp_word_unlock(_Atomic uint32_t *w);
  * saw when it created it. */
 void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, int final,
                         void (*fn)(void *), void *data);
+/* reduction.c: the task reductions t sees now (the innermost registration,
+ * chained to the enclosing ones), NULL: none. Its own taskgroups' first,
+ * then what its creator saw when it created it: kept in its record when
+ * herd runs it (OMP_FRAME_HERD); a task run at once was created and runs
+ * while its creator waits, so it sees what its creator sees. The walk is
+ * skipped while no registration is alive anywhere (red_live: a relaxed
+ * load; a registration visible to t was counted before t's creation, which
+ * happens before t runs). */
+uintptr_t *herd__omp_red_walk(const omp_task *t);
+static inline uintptr_t *herd__omp_red_of(const omp_task *t) {
+    if (__builtin_expect(!atomic_load_explicit(&herd__omp_g.red_live, memory_order_relaxed), 1))
+        return NULL;
+    return herd__omp_red_walk(t);
+}
 /* May a task that parent creates now be deferred as far as task reductions
  * go? Not when it sees a registration outside the outermost team (the
  * thread numbers there are not one task's at a time: reduction.c). */
 static inline int herd__omp_red_deferrable(const omp_task *parent) {
-    return !parent->red || (parent->team && parent->team->outer);
+    return (parent->team && parent->team->outer) || !herd__omp_red_of(parent);
 }
 /* An undeferred task: its data copied (cpyfn) first, then run here. */
 void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,

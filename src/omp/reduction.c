@@ -29,10 +29,12 @@
  * a task that sees a registration runs at once there, on its creator's
  * stack (task.c, run_at_once).
  *
- * What a task sees (omp_task.red) is the innermost registration when it
- * was created; registrations chain through the last array's d[4] to the
- * enclosing one. A task inherits its creator's at creation (deferred tasks
- * carry it), and a taskgroup's end restores the one before it. */
+ * What a task sees (herd__omp_red_of) is the innermost registration when
+ * it was created; registrations chain through the last array's d[4] to the
+ * enclosing one. A registration belongs to a taskgroup (omp_taskgroup.red;
+ * it ends with it) or to a team (reduction(task, ...) on parallel); a
+ * deferred task carries what its creator saw (task header, dependence
+ * node), a task run at once sees what its creator sees. */
 #include "omp/omp.h"
 
 #include <stdbool.h>
@@ -44,6 +46,23 @@
 static uintptr_t *next_array(const uintptr_t *d) {
     uintptr_t *n = (uintptr_t *)d[4];
     return n && !n[5] ? n : NULL;
+}
+
+uintptr_t *herd__omp_red_walk(const omp_task *t) {
+    for (;;) {
+        for (const omp_taskgroup *g = t->tg; g; g = g->prev)
+            if (g->red)
+                return g->red;
+        if (t->frame_mode == OMP_FRAME_HERD)
+            return t->red;
+        t = t->parent;
+    }
+}
+
+/* The registration of t's innermost taskgroup. */
+static void own(omp_task *t, uintptr_t *data) {
+    t->tg->red = data;
+    atomic_fetch_add_explicit(&herd__omp_g.red_live, 1, memory_order_relaxed);
 }
 
 void herd__omp_red_register(uintptr_t *data, uintptr_t *outer, const uintptr_t *orig,
@@ -87,8 +106,8 @@ OMP_API void GOMP_taskgroup_reduction_register(uintptr_t *data) {
     omp_task *t = herd__omp_task();
     if (!t->tg)
         herd__omp_fatal("GOMP_taskgroup_reduction_register outside a taskgroup");
-    herd__omp_red_register(data, t->red, NULL, t->team ? t->team->nthreads : 1);
-    t->red = data;
+    herd__omp_red_register(data, herd__omp_red_of(t), NULL, t->team ? t->team->nthreads : 1);
+    own(t, data);
 }
 
 OMP_API void GOMP_taskgroup_reduction_unregister(uintptr_t *data) { herd__omp_red_free(data); }
@@ -120,14 +139,14 @@ static uintptr_t *find_copy(uintptr_t *red, uintptr_t p) {
  * address. */
 OMP_API void GOMP_task_reduction_remap(size_t cnt, size_t cntorig, void **ptrs) {
     omp_task *t = herd__omp_task();
-    uintptr_t slot = (uintptr_t)t->thread_num;
+    uintptr_t slot = (uintptr_t)t->thread_num, *red = herd__omp_red_of(t);
     for (size_t i = 0; i < cnt; i++) {
         uintptr_t p = (uintptr_t)ptrs[i], *d = NULL, off, orig = 0;
-        const uintptr_t *e = find_item(t->red, p, &d);
+        const uintptr_t *e = find_item(red, p, &d);
         if (e) {
             off = e[1];
             orig = p;
-        } else if ((d = find_copy(t->red, p))) {
+        } else if ((d = find_copy(red, p))) {
             off = (p - d[2]) % d[1];
             for (uintptr_t j = 0; j < d[0] && !orig; j++)
                 if (d[7 + 3 * j + 1] == off)
@@ -156,15 +175,16 @@ OMP_API void GOMP_task_reduction_remap(size_t cnt, size_t cntorig, void **ptrs) 
 void herd__omp_ws_red_start(omp_task *t, uintptr_t *data) {
     omp_ws *ws = t->ws;
     int n = t->team->nthreads;
+    uintptr_t *outer = herd__omp_red_of(t);
     GOMP_taskgroup_start();
     if (herd__omp_ws_extra(&ws->red_state)) {
-        herd__omp_red_register(data, t->red, NULL, n);
+        herd__omp_red_register(data, outer, NULL, n);
         ws->red = data;
         herd__omp_ws_extra_ready(&ws->red_state);
     } else {
-        herd__omp_red_register(data, t->red, ws->red, n);
+        herd__omp_red_register(data, outer, ws->red, n);
     }
-    t->red = data;
+    own(t, data);
 }
 
 /* scope with reduction(task, ...): treated as a worksharing construct that
@@ -176,9 +196,10 @@ OMP_API void GOMP_scope_start(uintptr_t *reductions) {
     if (!reductions)
         return;
     if (!t->team) { /* outside any region: a team of one */
+        uintptr_t *outer = herd__omp_red_of(t);
         GOMP_taskgroup_start();
-        herd__omp_red_register(reductions, t->red, NULL, 1);
-        t->red = reductions;
+        herd__omp_red_register(reductions, outer, NULL, 1);
+        own(t, reductions);
         return;
     }
     if (herd__omp_ws_begin(t))
@@ -190,8 +211,8 @@ OMP_API void GOMP_scope_start(uintptr_t *reductions) {
 OMP_API void GOMP_workshare_task_reduction_unregister(bool cancelled) {
     OMP_SAVE();
     omp_task *t = omp__saved;
-    uintptr_t *data = t->red;
-    GOMP_taskgroup_end(); /* the construct's tasks; restores t->red */
+    uintptr_t *data = t->tg->red; /* the construct's taskgroup's */
+    GOMP_taskgroup_end();          /* waits for the construct's tasks */
     if (t->thread_num == 0) /* it combined: the copies are no longer needed */
         herd__omp_red_free(data);
     if (!cancelled)

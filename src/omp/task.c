@@ -56,7 +56,6 @@ static inline __attribute__((always_inline)) void task_init(omp_task *me, omp_ta
     me->frame_mode = frame_mode;
     me->deps = NULL;
     me->tg = NULL;
-    me->red = parent->red;
     me->team = parent->team;
     me->parent = parent;
     me->thread_num = thread_num;
@@ -190,7 +189,7 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
  * 8 bytes at a time, as GCC's caller stored the data. 0 when it cannot. */
 static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data, long size,
                          long align, int final) {
-    if (parent->tg || parent->red || size < 0 ||
+    if (parent->tg || herd__omp_red_of(parent) || size < 0 ||
         sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG ||
         (size & 7) || align > 8)
         return 0;
@@ -230,10 +229,11 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
     unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), final ? HDR_FINAL : 0};
     size_t len = sizeof h;
-    if (parent->red) {
+    uintptr_t *red = herd__omp_red_of(parent);
+    if (red) {
         h.flags |= HDR_RED;
-        memcpy(arg + len, &parent->red, sizeof parent->red);
-        len += sizeof parent->red;
+        memcpy(arg + len, &red, sizeof red);
+        len += sizeof red;
     }
     if (ev) {
         h.flags |= HDR_DETACH;
@@ -265,10 +265,11 @@ static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align
     unsigned char arg[HERD__SLOT_INLINE_ARG] __attribute__((aligned(16))); /* queue() copies a whole slot */
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), HDR_HEAP | (final ? HDR_FINAL : 0)};
     size_t len = sizeof h;
-    if (parent->red) {
+    uintptr_t *red = herd__omp_red_of(parent);
+    if (red) {
         h.flags |= HDR_RED;
-        memcpy(arg + len, &parent->red, sizeof parent->red);
-        len += sizeof parent->red;
+        memcpy(arg + len, &red, sizeof red);
+        len += sizeof red;
     }
     memcpy(arg, &h, sizeof h);
     memcpy(arg + len, &b, sizeof b);
@@ -458,7 +459,7 @@ OMP_API void GOMP_taskgroup_start(void) {
         herd__omp_fatal("out of memory for a taskgroup");
     herd_group_init(&tg->g);
     tg->prev = t->tg;
-    tg->red_before = t->red;
+    tg->red = NULL;
     t->tg = tg;
 }
 
@@ -475,7 +476,8 @@ OMP_API void GOMP_taskgroup_end(void) {
             herd_group_wait(herd__omp_deps_group(t->deps));
     }
     t->tg = tg->prev;
-    t->red = tg->red_before; /* its registration, if any, ends with it */
+    if (tg->red) /* its registration ends with it (GCC's code frees the copies) */
+        atomic_fetch_sub_explicit(&herd__omp_g.red_live, 1, memory_order_relaxed);
     free(tg);
     OMP_RESTORE();
 }

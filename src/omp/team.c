@@ -220,6 +220,7 @@ static void pre_reductions(omp_team *team, void *p) {
     red_pre *r = p;
     herd__omp_red_register(r->data, NULL, NULL, team->nthreads);
     team->red = r->data;
+    atomic_fetch_add_explicit(&herd__omp_g.red_live, 1, memory_order_relaxed);
     r->nthreads = (unsigned)team->nthreads;
 }
 
@@ -228,6 +229,7 @@ OMP_API unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, unsign
     (void)flags;
     red_pre r = {*(uintptr_t **)data, 0}; /* GCC's data starts with its arrays */
     parallel(fn, data, num_threads, pre_reductions, &r);
+    atomic_fetch_sub_explicit(&herd__omp_g.red_live, 1, memory_order_relaxed);
     return r.nthreads;
 }
 
