@@ -195,6 +195,10 @@ void herd__omp_init(void) {
     if ((s = getenv("OMP_TEAMS_THREAD_LIMIT")) && *s)
         g->teams_thread_limit =
             (int)parse_long("OMP_TEAMS_THREAD_LIMIT", s, 1, "an integer >= 1");
+    if ((s = getenv("OMP_DISPLAY_AFFINITY")) && *s)
+        g->display_affinity = parse_bool("OMP_DISPLAY_AFFINITY", s);
+    if ((s = getenv("OMP_AFFINITY_FORMAT")))
+        g->affinity_format = s;
     if ((s = getenv("OMP_ALLOCATOR")) && *s)
         g->def_allocator = parse_allocator(s);
     if ((s = getenv("OMP_CANCELLATION")) && *s)
@@ -236,6 +240,9 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g->max_task_priority);
     fprintf(stderr, "  OMP_NUM_TEAMS = '%d'\n", g->nteams);
     fprintf(stderr, "  OMP_ALLOCATOR = '%d'\n", g->def_allocator ? g->def_allocator : 1);
+    fprintf(stderr, "  OMP_DISPLAY_AFFINITY = '%s'\n", g->display_affinity ? "TRUE" : "FALSE");
+    fprintf(stderr, "  OMP_AFFINITY_FORMAT = '%s'\n",
+            g->affinity_format ? g->affinity_format : "level %L thread %i affinity %A");
     fprintf(stderr, "  OMP_TEAMS_THREAD_LIMIT = '%d'\n", g->teams_thread_limit);
     if (verbose) {
         fprintf(stderr, "  HERD_WORKERS = '%d'\n", g->workers);

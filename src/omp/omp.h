@@ -54,6 +54,8 @@ typedef struct omp_global {
     int max_task_priority;
     int nteams;           /* nteams-var (OMP_NUM_TEAMS, omp_set_num_teams); 0: unset */
     int def_allocator;    /* def-allocator-var at start (OMP_ALLOCATOR); 0: unset (alloc.c) */
+    int display_affinity; /* OMP_DISPLAY_AFFINITY (affinity.c) */
+    const char *affinity_format; /* OMP_AFFINITY_FORMAT, NULL: unset */
     int teams_thread_limit; /* teams-thread-limit-var (OMP_TEAMS_THREAD_LIMIT); 0: unset */
     int throttle;         /* HERD_OMP_THROTTLE: queued tasks before new ones run at once; 0 off */
     int cancellation;     /* cancel-var (OMP_CANCELLATION); true is refused at the first cancel */
@@ -165,6 +167,8 @@ static inline omp_task *herd__omp_task(void) {
 #define OMP_SAVE() omp_task *omp__saved = herd__omp_task()
 #define OMP_RESTORE() (herd__omp_cur = omp__saved)
 
+/* affinity.c: OMP_DISPLAY_AFFINITY's line for a member that starts. */
+void herd__omp_affinity_member(void);
 /* teams.c: the thread's initial task, root of t's regions and tasks. */
 omp_task *herd__omp_root(omp_task *t);
 /* icv.c */

@@ -92,6 +92,8 @@ static void member_entry(void *p) {
     me.red = team->red;
     me.ch_lo = me.ch_hi = -1;
     herd__omp_cur = &me;
+    if (__builtin_expect(herd__omp_g.display_affinity, 0))
+        herd__omp_affinity_member();
     if (team->preinit)
         (void)herd__omp_ws_begin(&me); /* worksharing 0 is set up: just enter it */
     team->fn(team->data);

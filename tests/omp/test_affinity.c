@@ -1,0 +1,41 @@
+/* Affinity display: the format variable, every field, widths and
+ * justification, truncation, and the display itself (its lines are on
+ * stderr; this checks it runs). */
+#include "check_omp.h"
+
+#include <sys/types.h>
+
+int main(void) {
+    char buf[512];
+    omp_set_affinity_format("T%n/%N L%L");
+    CHECK_EQ(omp_get_affinity_format(buf, sizeof buf), 10);
+    CHECK(!strcmp(buf, "T%n/%N L%L"));
+    CHECK_EQ(omp_get_affinity_format(buf, 4), 10); /* truncated, full length answered */
+    CHECK(!strcmp(buf, "T%n"));
+    int bad = 0;
+#pragma omp parallel num_threads(2) reduction(+ : bad)
+    {
+        char got[256], want[256];
+        int n = omp_get_thread_num(), N = omp_get_num_threads();
+        size_t k = omp_capture_affinity(
+            got, sizeof got, "%n|%N|%L|%.5n|%0.5n|%5n|%{thread_num}|%%|%{num_threads}|%a|%t|%T");
+        snprintf(want, sizeof want, "%d|%d|1|%5d|%05d|%-5d|%d|%%|%d|0|0|1", n, N, n, n, n, n, N);
+        if (strcmp(got, want) || k != strlen(want))
+            bad++;
+        omp_capture_affinity(got, sizeof got, "%P %A");
+        snprintf(want, sizeof want, "%ld ", (long)getpid());
+        if (strncmp(got, want, strlen(want)) || strlen(got) == strlen(want))
+            bad++; /* the process id, then a non-empty CPU list */
+        omp_display_affinity(NULL);
+    }
+    CHECK_EQ(bad, 0);
+    char host[256];
+    CHECK_EQ(gethostname(host, sizeof host), 0);
+    size_t k = omp_capture_affinity(buf, sizeof buf, "%H");
+    CHECK_EQ(k, strlen(host));
+    CHECK(!strcmp(buf, host));
+    CHECK_EQ(omp_capture_affinity(buf, 3, "%H|%H"), 2 * strlen(host) + 1);
+    CHECK_EQ(strlen(buf), 2);
+    printf("omp affinity: ok\n");
+    return 0;
+}
