@@ -175,14 +175,21 @@ static char *format_of(const char *fmt) {
     return c;
 }
 
-OMP_API size_t omp_capture_affinity(char *buffer, size_t size, const char *format) {
+/* format (NULL or empty: affinity-format-var) expanded, then end. */
+static out expanded(const char *format, const char *end) {
     char *f = format_of(format);
     if (!f)
         herd__omp_fatal("out of memory for an affinity format");
     out o = {0};
     put(&o, "", 0);
     expand(&o, f);
+    put(&o, end, strlen(end));
     free(f);
+    return o;
+}
+
+OMP_API size_t omp_capture_affinity(char *buffer, size_t size, const char *format) {
+    out o = expanded(format, "");
     if (buffer && size) {
         size_t n = o.len < size - 1 ? o.len : size - 1;
         memcpy(buffer, o.s, n);
@@ -194,15 +201,8 @@ OMP_API size_t omp_capture_affinity(char *buffer, size_t size, const char *forma
 }
 
 OMP_API void omp_display_affinity(const char *format) {
-    char *f = format_of(format);
-    if (!f)
-        herd__omp_fatal("out of memory for an affinity format");
-    out o = {0};
-    put(&o, "", 0);
-    expand(&o, f);
-    put(&o, "\n", 1);
+    out o = expanded(format, "\n");
     fputs(o.s, stderr); /* one call: lines of several threads do not mix */
-    free(f);
     free(o.s);
 }
 

@@ -219,6 +219,26 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
     return 1;
 }
 
+/* The words after a queued task's header: what its creator's task
+ * reductions are (HDR_RED), its detach event (HDR_DETACH). Returns the
+ * header's and their length. */
+static size_t hdr_extras(task_hdr *h, unsigned char *arg, const omp_task *parent,
+                         omp_event *ev) {
+    size_t len = sizeof *h;
+    uintptr_t *red = herd__omp_red_of(parent);
+    if (red) {
+        h->flags |= HDR_RED;
+        memcpy(arg + len, &red, sizeof red);
+        len += sizeof red;
+    }
+    if (ev) {
+        h->flags |= HDR_DETACH;
+        memcpy(arg + len, &ev, sizeof ev);
+        len += sizeof ev;
+    }
+    return len;
+}
+
 /* Queue fn on data (copied now) as a child of the current task; ev: its
  * detach event, or NULL. */
 static void spawn(omp_task *parent, void (*fn)(void *), void *data,
@@ -228,18 +248,7 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
         return;
     unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), final ? HDR_FINAL : 0};
-    size_t len = sizeof h;
-    uintptr_t *red = herd__omp_red_of(parent);
-    if (red) {
-        h.flags |= HDR_RED;
-        memcpy(arg + len, &red, sizeof red);
-        len += sizeof red;
-    }
-    if (ev) {
-        h.flags |= HDR_DETACH;
-        memcpy(arg + len, &ev, sizeof ev);
-        len += sizeof ev;
-    }
+    size_t len = hdr_extras(&h, arg, parent, ev);
     if (!cpyfn && len + (size_t)size <= HERD_ARG_MAX && align <= 4096) {
         h.size = (uint32_t)size;
         if (size == 16) /* two pointers: the commonest (shared a, and a value) */
@@ -264,13 +273,7 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
 static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align, int final) {
     unsigned char arg[HERD__SLOT_INLINE_ARG] __attribute__((aligned(16))); /* queue() copies a whole slot */
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), HDR_HEAP | (final ? HDR_FINAL : 0)};
-    size_t len = sizeof h;
-    uintptr_t *red = herd__omp_red_of(parent);
-    if (red) {
-        h.flags |= HDR_RED;
-        memcpy(arg + len, &red, sizeof red);
-        len += sizeof red;
-    }
+    size_t len = hdr_extras(&h, arg, parent, NULL);
     memcpy(arg, &h, sizeof h);
     memcpy(arg + len, &b, sizeof b);
     int rc = queue(parent, arg, len + sizeof b);
