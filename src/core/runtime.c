@@ -433,6 +433,8 @@ int herd__start_ex(const herd_config *cfg, unsigned flags) {
     int started = 0;
     rt->adopt = (flags & HERD__START_ADOPT) != 0;
     rt->tied = (flags & HERD__START_TIED) != 0;
+    if (rt->adopt)
+        herd__serve_init(rt);
     int rc = rt_prepare(rt, cfg);
     int gated = rc == 0 && HERD__BIND_MAPPED(rt->set.bind);
     rt->start_ns = herd__now_ns();

@@ -271,6 +271,7 @@ typedef struct herd__rt {
      * `serving` take shared work; the others park on serve_seq. */
     _Atomic int serving;
     _Atomic uint32_t serve_seq;
+    int serve_asym; /* S1/S2's fences: 1, the closer's membarrier alone; 0, a fence each side */
 } herd__rt;
 
 #define HERD__GATE_CLOSED 0 /* zeroed memory: closed */
@@ -399,6 +400,10 @@ void herd__wake_worker(herd__worker *w);
  * (elsewhere it does nothing, and the workers skip S1's two accesses). */
 void herd__serve_only(herd__rt *rt, int n);
 void herd__serve_all(herd__rt *rt);
+/* At start: register for the closer's asymmetric fence (membarrier) and
+ * set rt->serve_asym; where it is not available (an old kernel, a
+ * sandbox, TSan, which does not model it) both sides use fences. */
+void herd__serve_init(herd__rt *rt);
 
 /* core/runtime.c: build the runtime without starting workers (herd_start,
  * and `herd topo`, which prints what a start would do), and free it. */
