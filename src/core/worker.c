@@ -70,11 +70,11 @@ uint64_t herd__now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void futex_wait(_Atomic uint32_t *addr, uint32_t val) {
+void herd__futex_wait(_Atomic uint32_t *addr, uint32_t val) {
     syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
-static void futex_wake(_Atomic uint32_t *addr, int n) {
+void herd__futex_wake(_Atomic uint32_t *addr, int n) {
     syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
@@ -100,21 +100,21 @@ void herd__wake_one(herd__rt *rt) {
         return;
     /* ORDER: release; pairs with the acquire load of wake_seq in idle_sleep(). */
     atomic_fetch_add_explicit(&rt->wake_seq, 1, memory_order_release);
-    futex_wake(&rt->wake_seq, 1);
+    herd__futex_wake(&rt->wake_seq, 1);
 }
 
 /* S3: wake every parked worker. */
 static void wake_parked(herd__rt *rt) {
     /* ORDER: release; pairs with the acquire load of serve_seq in park(). */
     atomic_fetch_add_explicit(&rt->serve_seq, 1, memory_order_release);
-    futex_wake(&rt->serve_seq, INT_MAX);
+    herd__futex_wake(&rt->serve_seq, INT_MAX);
 }
 
 /* Bump wake_seq and wake every sleeper; the caller has done W3's fence. */
 static void wake_every(herd__rt *rt) {
     /* ORDER: release; pairs with the acquire load of wake_seq in idle_sleep(). */
     atomic_fetch_add_explicit(&rt->wake_seq, 1, memory_order_release);
-    futex_wake(&rt->wake_seq, INT_MAX);
+    herd__futex_wake(&rt->wake_seq, INT_MAX);
 }
 
 void herd__wake_all(herd__rt *rt) {
@@ -314,7 +314,7 @@ static void idle_sleep(herd__worker *w) {
     atomic_thread_fence(memory_order_seq_cst);
 #endif
     if (!work_visible(w) && !atomic_load_explicit(&rt->stopping, memory_order_acquire))
-        futex_wait(&rt->wake_seq, seq); /* W2: returns at once if seq moved */
+        herd__futex_wait(&rt->wake_seq, seq); /* W2: returns at once if seq moved */
     atomic_fetch_sub_explicit(&rt->sleepers, 1, memory_order_relaxed);
 }
 
@@ -391,7 +391,7 @@ static void park(herd__worker *w) {
         atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__tq_size(&w->mine) ||
         atomic_load_explicit(&rt->stopping, memory_order_acquire))
         return;
-    futex_wait(&rt->serve_seq, seq);
+    herd__futex_wait(&rt->serve_seq, seq);
 }
 
 void herd__serve_init(herd__rt *rt) {

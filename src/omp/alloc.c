@@ -97,7 +97,7 @@ static void *alloc_with(uintptr_t handle, size_t align, size_t size, int depth) 
         /* ORDER: relaxed; only the count matters (no data is published). */
         size_t u = atomic_fetch_add_explicit(&a->used, size, memory_order_relaxed);
         if (u + size > a->pool_size) {
-            atomic_fetch_sub_explicit(&a->used, size, memory_order_relaxed);
+            atomic_fetch_sub_explicit(&a->used, size, memory_order_relaxed); /* ORDER: as above */
             return fall_back(a, handle, align, size, depth);
         }
     }
@@ -116,7 +116,7 @@ static void *alloc_with(uintptr_t handle, size_t align, size_t size, int depth) 
         base = malloc(total);
     }
     if (!base) {
-        if (a->pool_size)
+        if (a->pool_size) /* ORDER: relaxed, as above */
             atomic_fetch_sub_explicit(&a->used, size, memory_order_relaxed);
         return fall_back(a, handle, align, size, depth);
     }
@@ -160,7 +160,7 @@ OMP_API void omp_free(void *ptr, uintptr_t allocator) {
         return;
     block_hdr *h = (block_hdr *)ptr - 1;
     alloc_rec *a = h->a;
-    if (a->pool_size)
+    if (a->pool_size) /* ORDER: relaxed; the pool's count only (alloc_with) */
         atomic_fetch_sub_explicit(&a->used, h->size, memory_order_relaxed);
     if (h->mapped)
         munmap(h->base, h->mapped);

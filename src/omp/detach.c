@@ -15,10 +15,7 @@
 #include "omp/omp.h"
 
 #include <limits.h>
-#include <linux/futex.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 struct omp_event {
     _Atomic uint32_t fulfilled;
@@ -49,7 +46,7 @@ void herd__omp_event_wait(omp_event *e) {
             herd__omp_relax();
     } else {
         while (!atomic_load_explicit(&e->fulfilled, memory_order_acquire))
-            syscall(SYS_futex, &e->fulfilled, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+            herd__futex_wait(&e->fulfilled, 0);
     }
     drop(e);
 }
@@ -62,6 +59,6 @@ OMP_API void omp_fulfill_event(uintptr_t event) {
     /* ORDER: release; pairs with the acquire loads in herd__omp_event_wait. */
     if (atomic_exchange_explicit(&e->fulfilled, 1, memory_order_release))
         herd__omp_fatal("omp_fulfill_event: the event %p was already fulfilled", (void *)e);
-    syscall(SYS_futex, &e->fulfilled, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    herd__futex_wake(&e->fulfilled, INT_MAX);
     drop(e);
 }

@@ -62,6 +62,8 @@ uintptr_t *herd__omp_red_walk(const omp_task *t) {
 /* The registration of t's innermost taskgroup. */
 static void own(omp_task *t, uintptr_t *data) {
     t->tg->red = data;
+    /* ORDER: relaxed; a count read by herd__omp_red_of, whose readers that
+     * must see it are ordered after this by their tasks' creation (omp.h). */
     atomic_fetch_add_explicit(&herd__omp_g.red_live, 1, memory_order_relaxed);
 }
 

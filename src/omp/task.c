@@ -36,8 +36,9 @@ _Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
 static int thread_num_of(const omp_task *parent) {
     const omp_team *team = parent->team;
     if (team && team->outer) {
-        /* Outermost team: member i runs on worker i; a task stolen by a
-         * worker of the team reports that worker. */
+        /* Outermost team: member i runs on worker i, and only the team's
+         * workers run its tasks (herd__serve_only): a task reports the
+         * worker that runs it, one running task's number at a time. */
         herd__worker *self = herd__self();
         int w = self ? self->id : -1;
         if (w >= 0 && w < team->nthreads)
@@ -479,8 +480,11 @@ OMP_API void GOMP_taskgroup_end(void) {
             herd_group_wait(herd__omp_deps_group(t->deps));
     }
     t->tg = tg->prev;
-    if (tg->red) /* its registration ends with it (GCC's code frees the copies) */
+    if (tg->red) { /* its registration ends with it (GCC's code frees the copies) */
+        /* ORDER: relaxed; the count only lets herd__omp_red_of skip its walk,
+         * and every task that could see this registration has ended. */
         atomic_fetch_sub_explicit(&herd__omp_g.red_live, 1, memory_order_relaxed);
+    }
     free(tg);
     OMP_RESTORE();
 }

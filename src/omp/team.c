@@ -222,6 +222,8 @@ static void pre_reductions(omp_team *team, void *p) {
     red_pre *r = p;
     herd__omp_red_register(r->data, NULL, NULL, team->nthreads);
     team->red = r->data;
+    /* ORDER: relaxed; the members that read it start after this (their
+     * spawn publishes). Dropped after the region, as the taskgroups' are. */
     atomic_fetch_add_explicit(&herd__omp_g.red_live, 1, memory_order_relaxed);
     r->nthreads = (unsigned)team->nthreads;
 }
@@ -231,6 +233,7 @@ OMP_API unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, unsign
     (void)flags;
     red_pre r = {*(uintptr_t **)data, 0}; /* GCC's data starts with its arrays */
     parallel(fn, data, num_threads, pre_reductions, &r);
+    /* ORDER: relaxed; every task that read the registration has ended. */
     atomic_fetch_sub_explicit(&herd__omp_g.red_live, 1, memory_order_relaxed);
     return r.nthreads;
 }
