@@ -27,7 +27,8 @@ static mts_shepherd *shep_of(const herd__rt *rt, int s) {
 
 /* Distance between two shepherds: between their first workers' PUs. */
 static int shep_distance(const herd__rt *rt, int a, int b) {
-    return herd__dist_topology(rt, rt->shepherds[a].workers[0], rt->shepherds[b].workers[0]);
+    return herd__dist_topology(rt, NULL, rt->shepherds[a].workers[0],
+                               rt->shepherds[b].workers[0]);
 }
 
 static void mts_fini(herd__rt *rt) {

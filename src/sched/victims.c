@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int herd__dist_topology(const herd__rt *rt, int a, int b) {
+int herd__dist_topology(const herd__rt *rt, const void *ctx, int a, int b) {
+    (void)ctx;
     return herd__topo_distance(&rt->topo, rt->pu_of_worker[a], rt->pu_of_worker[b]);
 }
 
-int herd__dist_ids(const herd__rt *rt, int a, int b) {
+int herd__dist_ids(const herd__rt *rt, const void *ctx, int a, int b) {
+    (void)ctx;
     int d = abs(a - b);
     return d < rt->nworkers - d ? d : rt->nworkers - d;
 }
@@ -32,7 +34,7 @@ void herd__victims_close(herd__worker *w) {
         w->class_end[w->nclasses++] = w->norder;
 }
 
-int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist) {
+int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist, const void *ctx) {
     int n = rt->nworkers;
     int *d = malloc((size_t)n * sizeof(int));
     if (!d)
@@ -44,7 +46,7 @@ int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist) {
             return HERD_ENOMEM;
         }
         for (int v = 0; v < n; v++)
-            d[v] = dist(rt, i, v);
+            d[v] = dist(rt, ctx, i, v);
         /* Insertion sort by (distance, id): n is at most a few thousand and
          * this runs once. */
         for (int v = 0; v < n; v++) {

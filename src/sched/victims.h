@@ -6,17 +6,18 @@
 
 #include "core/runtime.h"
 
-/* Distance between workers a and b as a victim order sees it. */
-typedef int (*herd__victim_dist)(const herd__rt *rt, int a, int b);
+/* Distance between workers a and b as a victim order sees it; ctx is the
+ * order's own data (NULL for the two below). */
+typedef int (*herd__victim_dist)(const herd__rt *rt, const void *ctx, int a, int b);
 
 /* Topology distance between the PUs of two workers (herd__topo_distance). */
-int herd__dist_topology(const herd__rt *rt, int a, int b);
+int herd__dist_topology(const herd__rt *rt, const void *ctx, int a, int b);
 /* Distance between worker ids on a ring (paper 000's "nearest id"). */
-int herd__dist_ids(const herd__rt *rt, int a, int b);
+int herd__dist_ids(const herd__rt *rt, const void *ctx, int a, int b);
 
 /* Give every worker its victims sorted by (dist, id), one class per
  * distance. Returns 0 or HERD_ENOMEM. */
-int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist);
+int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist, const void *ctx);
 /* Start a worker's order; herd__victims_add appends, herd__victims_close
  * ends a class. Used by orders that are not a sort (hier). */
 int herd__victims_alloc(herd__worker *w, int n);

@@ -11,6 +11,8 @@
 
 #include "herd/herd.h"
 
+#include "../common/topo_xml.h"
+
 #include <hwloc.h>
 
 #include <stdio.h>
@@ -56,47 +58,6 @@ static void compute(const herd__topo *t, herd__prio *pr)
         fprintf(stderr, "herd__prio_compute(%s): %s\n", t->source, err);
         exit(1);
     }
-}
-
-/* Write an XML machine: the synthetic machine desc, restricted to its PUs
- * first_pu.. (so the first package loses PUs), with an nnodes x nnodes NUMA
- * latency matrix when matrix is not NULL. path gets the file's name. */
-static void make_xml(char *path, size_t len, const char *desc, int first_pu, int nnodes,
-                     const hwloc_uint64_t *matrix)
-{
-    hwloc_topology_t hw;
-    if (hwloc_topology_init(&hw) != 0 || hwloc_topology_set_synthetic(hw, desc) != 0 ||
-        hwloc_topology_load(hw) != 0) {
-        fprintf(stderr, "hwloc cannot build \"%s\"\n", desc);
-        exit(1);
-    }
-    int npus = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PU);
-    if (first_pu > 0) {
-        hwloc_bitmap_t keep = hwloc_bitmap_alloc();
-        hwloc_bitmap_set_range(keep, (unsigned)first_pu, npus - 1);
-        CHECK_EQ(hwloc_topology_restrict(hw, keep, 0), 0);
-        hwloc_bitmap_free(keep);
-    }
-    if (matrix != NULL) {
-        hwloc_obj_t nodes[16];
-        hwloc_uint64_t values[16 * 16]; /* hwloc takes them non-const */
-        CHECK_EQ(hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE), nnodes);
-        for (int i = 0; i < nnodes; i++)
-            nodes[i] = hwloc_get_obj_by_type(hw, HWLOC_OBJ_NUMANODE, (unsigned)i);
-        memcpy(values, matrix, sizeof *values * (size_t)(nnodes * nnodes));
-        hwloc_distances_add_handle_t h = hwloc_distances_add_create(
-            hw, "NUMALatency", HWLOC_DISTANCES_KIND_FROM_USER | HWLOC_DISTANCES_KIND_MEANS_LATENCY,
-            0);
-        CHECK(h != NULL);
-        CHECK_EQ(hwloc_distances_add_values(hw, h, (unsigned)nnodes, nodes, values, 0), 0);
-        CHECK_EQ(hwloc_distances_add_commit(hw, h, 0), 0);
-    }
-    snprintf(path, len, "/tmp/herd-test-numaprio-XXXXXX.xml");
-    int fd = mkstemps(path, 4);
-    CHECK(fd >= 0);
-    close(fd);
-    CHECK_EQ(hwloc_topology_export_xml(hw, path, 0), 0);
-    hwloc_topology_destroy(hw);
 }
 
 static void check_order(const herd__topo *t, int n, const int *want)
@@ -202,7 +163,7 @@ static void test_smt(void)
 static void test_uneven_tree(void)
 {
     char path[64];
-    make_xml(path, sizeof path, "pack:2 numa:1 core:4 pu:1", 2, 0, NULL);
+    topo_xml_make(path, sizeof path, "pack:2 numa:1 core:4 pu:1", 2, 0, NULL);
     herd__topo t;
     herd__prio pr;
     load(&t, path);
@@ -238,7 +199,7 @@ static void test_matrix_line(void)
 {
     static const hwloc_uint64_t line[9] = {10, 16, 22, 16, 10, 16, 22, 16, 10};
     char path[64];
-    make_xml(path, sizeof path, THREE, 2, 3, line);
+    topo_xml_make(path, sizeof path, THREE, 2, 3, line);
     herd__topo t;
     herd__prio pr;
     load(&t, path);
@@ -292,7 +253,7 @@ static void test_matrix_decides(void)
 {
     static const hwloc_uint64_t vee[9] = {10, 16, 16, 16, 10, 22, 16, 22, 10};
     char path[64];
-    make_xml(path, sizeof path, THREE, 2, 3, vee);
+    topo_xml_make(path, sizeof path, THREE, 2, 3, vee);
     herd__topo t;
     herd__prio pr;
     load(&t, path);
@@ -310,7 +271,7 @@ static void test_matrix_decides(void)
      *   node 0: P0 2, V1 = 2*1 + 8 = 10; nodes 1, 2: P0 4, V1 = 2*3 + 6 = 12
      *   V2(0) = 2*(1*12) + 8*16 = 152 -> 164; V2(1) = 2*(3*16) + 2*12 + 4*16
      *   = 184 -> 200. */
-    make_xml(path, sizeof path, THREE, 2, 0, NULL);
+    topo_xml_make(path, sizeof path, THREE, 2, 0, NULL);
     load(&t, path);
     compute(&t, &pr);
     CHECK_EQ(pr.numa_matrix, 0);
@@ -336,7 +297,7 @@ static void test_many_classes(void)
             m[i * 7 + j] = m[j * 7 + i] = (hwloc_uint64_t)next++;
     }
     char path[64];
-    make_xml(path, sizeof path, "pack:7 numa:1 core:1 pu:1", 0, 7, m);
+    topo_xml_make(path, sizeof path, "pack:7 numa:1 core:1 pu:1", 0, 7, m);
     herd__topo t;
     herd__prio pr;
     load(&t, path);
@@ -372,7 +333,7 @@ static void test_single_pu_and_print(void)
 
     char path[64];
     static const hwloc_uint64_t line[9] = {10, 16, 22, 16, 10, 16, 22, 16, 10};
-    make_xml(path, sizeof path, THREE, 2, 3, line);
+    topo_xml_make(path, sizeof path, THREE, 2, 3, line);
     load(&t, path);
     int pu[10];
     CHECK_EQ(herd__topo_place(&t, HERD__BIND_NUMA_PRIORITY, 10, pu, err, sizeof err), 0);

@@ -2,7 +2,8 @@
  *  - fifo / lifo / central: execution order on one worker; fifo's round-robin
  *    placement over two shepherds, no stealing, oldest first in each;
  *  - numa, numa-random, hier, ws-nearest: the victim orders (by hand from the
- *    papers' rules) and a steal that takes the nearest victim's task;
+ *    papers' rules) and a steal that takes the nearest victim's task; numa
+ *    and numa-random by a NUMA distance matrix of three remote classes;
  *  - steal-half and chunk:N move that many tasks in one steal;
  *  - mts: one thief per shepherd (a held flag stops the others), a steal moves
  *    a chunk of one task per worker of the shepherd onto the shepherd's queue;
@@ -17,6 +18,7 @@
  * operations directly from this thread. */
 // herd-test-timeout: 300
 #include "../common/check.h"
+#include "../common/topo_xml.h"
 
 #include "core/runtime.h"
 #include "sched/testing.h"
@@ -105,8 +107,8 @@ static void test_numa_orders(void) {
         CHECK_EQ(w->nclasses, 2); /* same package, other packages */
         CHECK_EQ(w->class_end[0], 7);
         for (int k = 1; k < w->norder; k++) {
-            int d0 = herd__dist_topology(rt, i, w->order[k - 1]);
-            int d1 = herd__dist_topology(rt, i, w->order[k]);
+            int d0 = herd__dist_topology(rt, NULL, i, w->order[k - 1]);
+            int d1 = herd__dist_topology(rt, NULL, i, w->order[k]);
             CHECK(d0 < d1 || (d0 == d1 && w->order[k - 1] < w->order[k]));
         }
     }
@@ -147,6 +149,68 @@ static void test_numa_orders(void) {
         distinct += seen[v] > 0;
     CHECK(distinct >= 5); /* 7 equally near victims, 200 draws */
     herd__rt_free(rt);
+}
+
+/* Paper 002's DFWSPT / DFWSRPT order victims by NUMA distance. Four nodes
+ * of two cores, each in its own package (so herd's tree distance sees every
+ * remote node alike), with a matrix of three remote classes: 12 (the node's
+ * pair), 20, 30. Node n holds workers 2n and 2n+1. */
+static const hwloc_uint64_t three_hops[16] = {10, 12, 20, 30,  /* */
+                                              12, 10, 30, 20,  /* */
+                                              20, 30, 10, 12,  /* */
+                                              30, 20, 12, 10};
+
+static void classes_are(const herd__rt *rt, int worker, const int *want_end, int nclasses) {
+    const herd__worker *w = &rt->workers[worker];
+    CHECK_EQ(w->nclasses, nclasses);
+    for (int c = 0; c < nclasses; c++)
+        CHECK_EQ(w->class_end[c], want_end[c]);
+}
+
+static void test_numa_matrix_orders(void) {
+    char xml[128];
+    topo_xml_make(xml, sizeof xml, "pack:4 numa:1 core:2 pu:1", 0, 4, three_hops);
+    STEP("numa: victims by the NUMA distance matrix, three remote classes (%s)", xml);
+    herd__rt *rt = build("numa", xml, 0, NULL, NULL);
+    CHECK(rt != NULL);
+    CHECK_EQ(rt->nworkers, 8);
+    int ends[4] = {1, 3, 5, 7}; /* the core's sibling | 12 | 20 | 30 */
+    int want0[7] = {1, 2, 3, 4, 5, 6, 7};
+    int want2[7] = {3, 0, 1, 6, 7, 4, 5};
+    int want5[7] = {4, 6, 7, 0, 1, 2, 3};
+    for (int i = 0; i < 8; i++)
+        classes_are(rt, i, ends, 4);
+    order_is(rt, 0, want0, 7);
+    order_is(rt, 2, want2, 7);
+    order_is(rt, 5, want5, 7);
+
+    STEP("numa: a thief takes from the nearer of two remote nodes (20 before 30)");
+    queue_public(&rt->workers[4], 1); /* node 2: 30 from node 1 */
+    queue_public(&rt->workers[7], 1); /* node 3: 20 from node 1 */
+    herd__work out;
+    CHECK(rt->sched->steal(&rt->workers[2], &out) && out.victim == 7);
+    CHECK(rt->sched->steal(&rt->workers[2], &out) && out.victim == 4);
+    herd__rt_free(rt);
+
+    STEP("numa-random: the same classes, a random first victim in each");
+    rt = build("numa-random", xml, 0, NULL, NULL);
+    CHECK(rt != NULL);
+    for (int i = 0; i < 8; i++)
+        classes_are(rt, i, ends, 4);
+    order_is(rt, 2, want2, 7);
+    int seen[8] = {0};
+    for (int round = 0; round < 100; round++) {
+        for (int v = 4; v < 8; v++) /* nodes 2 and 3 only */
+            queue_public(&rt->workers[v], 1);
+        CHECK(rt->sched->steal(&rt->workers[2], &out));
+        CHECK(out.victim == 6 || out.victim == 7); /* node 3, the nearer */
+        seen[out.victim]++;
+        for (int v = 4; v < 8; v++)
+            CHECK_EQ(drain_all(&rt->workers[v]), v == out.victim ? 0 : 1);
+    }
+    CHECK(seen[6] > 0 && seen[7] > 0); /* 2 equally near victims, 100 draws */
+    herd__rt_free(rt);
+    unlink(xml);
 }
 
 static void test_hier_orders(void) {
@@ -553,6 +617,7 @@ static void test_counters(void) {
 
 int main(void) {
     test_numa_orders();
+    test_numa_matrix_orders();
     test_hier_orders();
     test_steal_amounts();
     test_mts();
