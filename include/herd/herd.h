@@ -244,7 +244,7 @@ HERD_API int herd_cond_broadcast(herd_cond *c);
 
 /** A barrier for `count` tasks (any number, more than the workers is fine).
  *  Following paper 004, arrivals register in an array indexed by arrival
- *  order (or by a caller-given id), and the last arrival wakes them all. */
+ *  order, and the last arrival wakes them all. */
 typedef struct herd_barrier {
     int64_t herd__count;
     int64_t herd__arrived;
