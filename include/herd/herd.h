@@ -60,8 +60,8 @@ HERD_API const char *herd_strerror(int err);
 typedef struct herd_config {
     int workers;          /**< HERD_WORKERS: number of workers (or "auto", environment
                                only); default all PUs */
-    const char *sched;    /**< HERD_SCHED: auto, ws, ws-nearest, numa, numa-random, hier, mts,
-                               central, lifo, fifo */
+    const char *sched;    /**< HERD_SCHED: a scheduler's name, or auto (the README's
+                               HERD_SCHED table; `herd --help` lists them) */
     const char *bind;     /**< HERD_BIND: none, compact, scatter, numa-priority,
                                static, bll, xll */
     const char *topology; /**< HERD_TOPOLOGY: hwloc synthetic string or XML path */

@@ -70,15 +70,6 @@ typedef struct choice {
     const char *canonical; /* the name stored in the settings (schedulers only) */
 } choice;
 
-/* "auto" is resolved by herd_start once the topology is known
- * (src/sched/registry.c has the rule). */
-static const choice sched_choices[] = {
-    {"auto", 1, "auto"}, {"ws", 1, "ws"},     {"ws-nearest", 1, "ws-nearest"},
-    {"numa", 1, "numa"}, {"numa-random", 1, "numa-random"}, {"hier", 1, "hier"},
-    {"mts", 1, "mts"},   {"central", 1, "central"}, {"lifo", 1, "lifo"},
-    {"fifo", 1, "fifo"},
-};
-
 static const choice bind_choices[] = {
     {"none", HERD__BIND_NONE, NULL},
     {"compact", HERD__BIND_COMPACT, NULL},
@@ -397,7 +388,14 @@ static int resolve_sched(const herd_config *cfg, herd__settings *out) {
     const choice *c;
     origin_of(&o, cfg, cfg ? cfg->sched : NULL, "sched", "HERD_SCHED");
     if (!o.value) o.value = "auto";
-    if (pick_choice(&o, sched_choices, NCHOICES(sched_choices), "scheduler", &c))
+    /* The names come from the scheduler table; "auto" is resolved by
+     * herd_start once the topology is known (src/sched/registry.c). */
+    const char *names[HERD__SCHED_MAX];
+    choice sched_choices[HERD__SCHED_MAX];
+    int n = herd__sched_names(names, HERD__SCHED_MAX, 0);
+    for (int i = 0; i < n; i++)
+        sched_choices[i] = (choice){names[i], 1, names[i]};
+    if (pick_choice(&o, sched_choices, (size_t)n, "scheduler", &c))
         return HERD_EINVAL;
     snprintf(out->sched, sizeof out->sched, "%s", c->canonical); /* "AUTO" -> "ws" */
     return 0;

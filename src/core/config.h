@@ -61,6 +61,15 @@ typedef struct herd__settings {
  * to stderr. workers stays 0 when neither cfg nor HERD_WORKERS set it. */
 int herd__settings_resolve(const herd_config *cfg, herd__settings *out);
 
+/* HERD_SCHED's names, from the one scheduler table (src/sched/registry.c):
+ * "auto" then every scheduler when need_flags is 0, else only the
+ * schedulers whose flags (HERD__SCHED_*, runtime.h) include need_flags.
+ * herd__sched_names returns how many it wrote (at most max);
+ * herd__sched_names_joined writes them as "a, b, c". */
+#define HERD__SCHED_MAX 16
+int herd__sched_names(const char **out, int max, unsigned need_flags);
+void herd__sched_names_joined(char *buf, size_t len, unsigned need_flags);
+
 /* Parsers, exposed for unit tests. Each returns 0 or HERD_EINVAL. */
 int herd__parse_size(const char *s, size_t *out);   /* "65536", "64K", "1M", "2G" (powers of 1024) */
 int herd__parse_int(const char *s, long min, long max, long *out);

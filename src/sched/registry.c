@@ -8,12 +8,38 @@ extern const herd__sched_ops herd__sched_ws, herd__sched_ws_nearest, herd__sched
     herd__sched_numa_random, herd__sched_hier, herd__sched_mts, herd__sched_central,
     herd__sched_lifo, herd__sched_fifo;
 
+/* The one list of herd's schedulers: HERD_SCHED's names (with "auto"),
+ * `herd --help`, the refusal messages below and the test matrix's check
+ * (unit.sched) all come from it. */
 static const herd__sched_ops *const schedulers[] = {
     &herd__sched_ws,   &herd__sched_ws_nearest, &herd__sched_numa,
     &herd__sched_numa_random, &herd__sched_hier, &herd__sched_mts,
     &herd__sched_central, &herd__sched_lifo, &herd__sched_fifo,
 };
 #define NSCHED (sizeof schedulers / sizeof schedulers[0])
+
+int herd__sched_names(const char **out, int max, unsigned need_flags) {
+    int n = 0;
+    if (!need_flags && n < max)
+        out[n++] = "auto";
+    for (size_t i = 0; i < NSCHED && n < max; i++)
+        if ((schedulers[i]->flags & need_flags) == need_flags)
+            out[n++] = schedulers[i]->name;
+    return n;
+}
+
+void herd__sched_names_joined(char *buf, size_t len, unsigned need_flags) {
+    const char *names[HERD__SCHED_MAX];
+    int n = herd__sched_names(names, HERD__SCHED_MAX, need_flags);
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && o < len; i++) {
+        int w = snprintf(buf + o, len - o, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0)
+            break;
+        o += (size_t)w;
+    }
+}
 
 /* `auto`: ws when all the workers sit in one domain of the shepherd level
  * (one L3 by default): there is no locality between them for a smarter
@@ -39,22 +65,23 @@ const herd__sched_ops *herd__sched_find(const char *name, const herd__rt *rt) {
     return NULL;
 }
 
-#define STEALING_DEQUES "ws, ws-nearest, numa, numa-random, hier"
-
 int herd__sched_check(const herd__sched_ops *s, const herd__settings *set) {
-    int deque_stealer = (s->flags & HERD__SCHED_DEQUE) && (s->flags & HERD__SCHED_STEALS);
-    if (set->spawn == HERD__SPAWN_WORK_FIRST && !deque_stealer) {
+    const unsigned deque_stealer = HERD__SCHED_DEQUE | HERD__SCHED_STEALS;
+    char names[256];
+    if (set->spawn == HERD__SPAWN_WORK_FIRST && (s->flags & deque_stealer) != deque_stealer) {
+        herd__sched_names_joined(names, sizeof names, deque_stealer);
         fprintf(stderr,
                 "herd: HERD_SPAWN=work-first: not with HERD_SCHED=%s, which queues new tasks "
                 "in shared queues; work-first needs a work-stealing scheduler: %s\n",
-                s->name, STEALING_DEQUES);
+                s->name, names);
         return HERD_EINVAL;
     }
     if (set->steal != HERD__TAKE_DEFAULT && !(s->flags & HERD__SCHED_STEALS)) {
+        herd__sched_names_joined(names, sizeof names, HERD__SCHED_STEALS);
         fprintf(stderr,
                 "herd: HERD_STEAL: not with HERD_SCHED=%s, which does not steal; HERD_STEAL "
-                "applies to: %s, mts\n",
-                s->name, STEALING_DEQUES);
+                "applies to: %s\n",
+                s->name, names);
         return HERD_EINVAL;
     }
     if (set->spawn == HERD__SPAWN_WORK_FIRST &&

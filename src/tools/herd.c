@@ -44,8 +44,7 @@ typedef struct flag {
 } flag;
 
 static const flag flags[] = {
-    {"--sched", "HERD_SCHED", "S", CMD_TOPO | CMD_RUN,
-     "auto, ws, ws-nearest, numa, numa-random, hier, mts, central, lifo, fifo"},
+    {"--sched", "HERD_SCHED", "S", CMD_TOPO | CMD_RUN, NULL /* the scheduler table's names */},
     {"--spawn", "HERD_SPAWN", "P", CMD_TOPO | CMD_RUN, "help-first, work-first"},
     {"--steal", "HERD_STEAL", "A", CMD_TOPO | CMD_RUN, "steal amount: one, half, chunk:N"},
     {"--workers", "HERD_WORKERS", "N", CMD_TOPO | CMD_RUN,
@@ -86,10 +85,13 @@ static void usage(FILE *out)
             "\n"
             "flags (each sets the HERD_* variable shown, overriding the environment;\n"
             "FLAG VALUE and FLAG=VALUE are both accepted):\n");
+    char scheds[256];
+    herd__sched_names_joined(scheds, sizeof scheds, 0);
     for (size_t i = 0; i < NFLAGS; i++) {
         char left[32];
         snprintf(left, sizeof left, "%s %s", flags[i].name, flags[i].arg);
-        fprintf(out, "  %-16s %-14s %s%s\n", left, flags[i].env, flags[i].help,
+        fprintf(out, "  %-16s %-14s %s%s\n", left, flags[i].env,
+                flags[i].help ? flags[i].help : scheds,
                 flags[i].cmds & CMD_TOPO ? "" : " (run only)");
     }
 }

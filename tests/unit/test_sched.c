@@ -615,7 +615,31 @@ static void test_counters(void) {
     }
 }
 
+/* The scheduler matrix of tests/CMakeLists.txt runs every scheduler of the
+ * table (the one list, src/sched/registry.c). */
+static void test_matrix_complete(void) {
+    const char *matrix = getenv("TEST_MATRIX_SCHEDS");
+    STEP("the test matrix covers every scheduler: %s", matrix ? matrix : "(not set)");
+    CHECK(matrix != NULL);
+    const char *names[HERD__SCHED_MAX];
+    int n = herd__sched_names(names, HERD__SCHED_MAX, 0);
+    CHECK(n >= 2 && strcmp(names[0], "auto") == 0);
+    for (int i = 1; i < n; i++) {
+        size_t len = strlen(names[i]);
+        int found = 0;
+        for (const char *p = matrix; *p && !found;) {
+            size_t k = strcspn(p, ",");
+            found = k == len && strncmp(p, names[i], k) == 0;
+            p += k + (p[k] == ',');
+        }
+        if (!found)
+            fprintf(stderr, "scheduler %s is not in HERD_TEST_SCHED_CONFIGS\n", names[i]);
+        CHECK(found);
+    }
+}
+
 int main(void) {
+    test_matrix_complete();
     test_numa_orders();
     test_numa_matrix_orders();
     test_hier_orders();
