@@ -4,6 +4,7 @@
 
 #include "arch/spin.h"
 
+#include <errno.h>
 #include <sys/mman.h>
 
 static void *map_lazy(size_t bytes) {
@@ -14,16 +15,22 @@ static void *map_lazy(size_t bytes) {
 
 int herd__sdq_init(herd__sdq *q, uint32_t cap) {
     memset(q, 0, sizeof *q);
+    q->cap = cap; /* before the maps: herd__sdq_fini unmaps by it */
     q->slots = map_lazy((size_t)cap * sizeof(herd__slot));
-    q->big = map_lazy((size_t)cap * HERD_ARG_MAX);
+    q->big = q->slots ? map_lazy((size_t)cap * HERD_ARG_MAX) : NULL;
     if (!q->slots || !q->big) {
+        int e = errno; /* mmap's, for the caller's message */
         herd__sdq_fini(q);
+        errno = e;
         return HERD_ENOMEM;
     }
-    q->cap = cap;
     atomic_init(&q->ts, herd__ts_make(0, 0));
     atomic_init(&q->split_req, 0);
     return 0;
+}
+
+size_t herd__sdq_reserved(uint32_t cap) {
+    return (size_t)cap * (sizeof(herd__slot) + HERD_ARG_MAX);
 }
 
 void herd__sdq_fini(herd__sdq *q) {

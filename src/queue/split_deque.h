@@ -50,6 +50,8 @@ typedef enum herd__pop_result {
 
 /* Map cap slots (plus the big-argument array) lazily. Returns 0 or HERD_ENOMEM. */
 int herd__sdq_init(herd__sdq *q, uint32_t cap);
+/* The address space herd__sdq_init reserves for cap slots (for messages). */
+size_t herd__sdq_reserved(uint32_t cap);
 void herd__sdq_fini(herd__sdq *q);
 
 static inline uint32_t herd__ts_tail(uint64_t ts) { return (uint32_t)ts; }
