@@ -201,7 +201,8 @@ void herd__omp_init(void) {
     if ((s = getenv("OMP_NUM_THREADS")) && *s)
         icv->nthreads = parse_num_threads(s);
     if (!g->workers)
-        g->workers = icv->nthreads ? icv->nthreads : (int)(pus > 0 ? pus : 1);
+        g->workers = icv->nthreads ? icv->nthreads
+                     : (int)(pus < 1 ? 1 : pus > HERD__WORKERS_MAX ? HERD__WORKERS_MAX : pus);
     if (!icv->nthreads)
         icv->nthreads = g->workers;
     /* thread-limit-var: the workers are the threads herd has. */
