@@ -41,7 +41,7 @@ typedef struct herd__sdq {
     uint32_t split;
     uint32_t cap;
     herd__slot *slots;
-    unsigned char *big; /* cap * HERD_ARG_MAX bytes for large arguments */
+    unsigned char *big; /* cap * HERD_ARG_MAX bytes for large arguments; NULL until the first */
 } herd__sdq;
 
 struct herd__ult;

@@ -40,7 +40,7 @@
 
 extern char **environ;
 
-#define WORKERS_MAX 4096
+#define WORKERS_MAX HERD__WORKERS_MAX
 #define STACK_MIN ((size_t)16 << 10)
 #define STACK_MAX ((size_t)1 << 30)
 #define STACK_DEFAULT ((size_t)128 << 10)

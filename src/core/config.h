@@ -35,6 +35,10 @@ typedef enum herd__steal_amount {
     HERD__TAKE_CHUNK, /* steal_chunk tasks, or what there is */
 } herd__steal_amount;
 
+/* The most workers a runtime may have (HERD_WORKERS, OMP_NUM_THREADS), and
+ * so the most PUs a modelled machine (HERD_TOPOLOGY) may have. */
+#define HERD__WORKERS_MAX 4096
+
 typedef struct herd__settings {
     int workers;              /* >= 1; 0 before resolution means "all PUs of the topology" */
     int workers_auto;         /* HERD_WORKERS=auto: the free PUs by XLL's view (src/place/) */

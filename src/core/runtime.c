@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -192,6 +193,26 @@ void herd__rt_free(herd__rt *rt) {
     free(rt);
 }
 
+/* A start-up allocation failed: say which, how much it asked for, and the
+ * address-space limit when there is one (the usual cause: `ulimit -v`), so
+ * that HERD_ENOMEM from herd_start never comes without its cause. errno is
+ * the allocator's. */
+static int start_no_memory(const char *what, size_t bytes) {
+    int e = errno;
+    char limit[128] = "";
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(limit, sizeof limit,
+                 "; this process's address space is limited to %llu KiB (ulimit -v)",
+                 (unsigned long long)rl.rlim_cur / 1024);
+    char size[48] = "";
+    if (bytes)
+        snprintf(size, sizeof size, ": %zu bytes", bytes);
+    fprintf(stderr, "herd: herd_start: cannot allocate %s%s (%s)%s\n", what, size,
+            e ? strerror(e) : "no memory", limit);
+    return HERD_ENOMEM;
+}
+
 /* Group the workers by their domain at the shepherd level, shepherds
  * numbered in order of their first worker. */
 static int build_shepherds(herd__rt *rt) {
@@ -203,7 +224,7 @@ static int build_shepherds(herd__rt *rt) {
     int n = rt->nworkers;
     rt->shepherds = calloc((size_t)n, sizeof *rt->shepherds);
     if (!rt->shepherds)
-        return HERD_ENOMEM;
+        return start_no_memory("the shepherd records", (size_t)n * sizeof *rt->shepherds);
     for (int i = 0; i < n; i++) {
         int dom = rt->topo.domain[level][rt->pu_of_worker[i]];
         int s = 0;
@@ -216,7 +237,7 @@ static int build_shepherds(herd__rt *rt) {
             herd__tq_init(&sh->placed);
             sh->workers = malloc((size_t)n * sizeof(int));
             if (!sh->workers)
-                return HERD_ENOMEM;
+                return start_no_memory("a shepherd's worker list", (size_t)n * sizeof(int));
         }
         sh->workers[sh->nworkers++] = i;
         rt->workers[i].shepherd = s;
@@ -268,6 +289,18 @@ static uint64_t adaptive_spin_ns(const herd__settings *set, int cpu_per_worker) 
     return cpu_per_worker ? 1000000 : 50000;
 }
 
+/* One worker per PU of the topology unless HERD_WORKERS says otherwise; a
+ * modelled machine has at most HERD__WORKERS_MAX PUs (herd__topo_load
+ * refuses more), and a real machine with more PUs than that gets that many
+ * workers, said once. */
+static int default_workers(const herd__topo *t) {
+    if (t->npus <= HERD__WORKERS_MAX)
+        return t->npus;
+    fprintf(stderr, "herd: %d PUs, more than the %d workers herd runs: %d workers (set "
+                    "HERD_WORKERS to choose)\n", t->npus, HERD__WORKERS_MAX, HERD__WORKERS_MAX);
+    return HERD__WORKERS_MAX;
+}
+
 /* Settings, topology, the number of workers and their records; no PU is
  * chosen yet. */
 static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
@@ -283,7 +316,7 @@ static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
     rc = open_registry(rt);
     if (rc)
         return rc;
-    rt->nworkers = rt->set.workers ? rt->set.workers : rt->topo.npus;
+    rt->nworkers = rt->set.workers ? rt->set.workers : default_workers(&rt->topo);
     atomic_init(&rt->serving, rt->nworkers);
     if (rt->set.workers_auto) {
         rc = herd__map_auto_workers(rt->reg, rt->topo.npus, rt->topo.os_index, &rt->nworkers,
@@ -297,10 +330,13 @@ static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
     rt->spin_ns = adaptive_spin_ns(&rt->set, rt->cpu_per_worker);
     herd__stack_conf_init(&rt->stacks, rt->set.stack_size, rt->set.stack_guard);
     rt->pu_of_worker = calloc((size_t)rt->nworkers, sizeof(int));
+    if (!rt->pu_of_worker)
+        return start_no_memory("the workers' PU table", (size_t)rt->nworkers * sizeof(int));
     rt->workers =
         aligned_alloc(_Alignof(herd__worker), sizeof(herd__worker) * (size_t)rt->nworkers);
-    if (!rt->pu_of_worker || !rt->workers)
-        return HERD_ENOMEM;
+    if (!rt->workers)
+        return start_no_memory("the worker records",
+                               sizeof(herd__worker) * (size_t)rt->nworkers);
     memset(rt->workers, 0, sizeof(herd__worker) * (size_t)rt->nworkers);
     for (int i = 0; i < rt->nworkers; i++) {
         rt->workers[i].rt = rt;
@@ -348,18 +384,25 @@ static int rt_finish(herd__rt *rt) {
         w->pu = rt->pu_of_worker[i];
         w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
         herd__tq_init(&w->mine);
-        if (deque && herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0)
-            return HERD_ENOMEM;
+        if (deque && herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0) {
+            char what[64];
+            snprintf(what, sizeof what, "worker %d's task deque (address space)", i);
+            return start_no_memory(what, herd__sdq_reserved(DEQUE_CAP));
+        }
         w->spawn_limit_open = inline_spawn ? w->hot.q.cap : 0;
         w->hot.spawn_limit = w->spawn_limit_open;
     }
     rc = build_shepherds(rt);
     if (rc)
         return rc;
-    if (rt->sched->init(rt) != 0)
-        return HERD_ENOMEM;
+    if (rt->sched->init(rt) != 0) {
+        char what[64];
+        snprintf(what, sizeof what, "scheduler %s's per-worker state", rt->sched->name);
+        return start_no_memory(what, 0);
+    }
     rt->sched_ready = 1;
-    return herd__trace_open(rt);
+    rc = herd__trace_open(rt);
+    return rc == HERD_ENOMEM ? start_no_memory("the trace buffers (HERD_TRACE)", 0) : rc;
 }
 
 int herd__rt_build(herd__rt *rt, const herd_config *cfg) {
@@ -380,8 +423,9 @@ static void stop_workers(herd__rt *rt, int started) {
         pthread_join(rt->workers[i].thread, NULL);
     /* Adopt mode: worker 0's stack cache has no thread to free it. No
      * thread holds worker 0 now (herd_stop waited; a failed start never
-     * adopted). */
-    if (rt->adopt) {
+     * adopted). A start that failed before the worker records were made
+     * (a malformed setting) has no worker 0. */
+    if (rt->adopt && rt->workers) {
         herd__worker_free_cache(&rt->workers[0]);
         herd__adopt_unpin(rt);
     }
@@ -428,7 +472,7 @@ int herd__start_ex(const herd_config *cfg, unsigned flags) {
     herd__rt *rt = calloc(1, sizeof *rt);
     if (!rt) {
         pthread_mutex_unlock(&lifecycle);
-        return HERD_ENOMEM;
+        return start_no_memory("the runtime record", sizeof *rt);
     }
     int started = 0;
     rt->adopt = (flags & HERD__START_ADOPT) != 0;
@@ -451,8 +495,9 @@ int herd__start_ex(const herd_config *cfg, unsigned flags) {
     }
     if (rc == 0)
         rc = rt_finish(rt); /* P3 */
-    if (rc == 0)
-        rc = herd__overflow_install();
+    if (rc == 0 && (rc = herd__overflow_install()) != 0)
+        fprintf(stderr, "herd: herd_start: cannot install the stack-overflow handler "
+                        "(sigaction SIGSEGV): %s\n", strerror(errno));
     if (rc == 0 && !gated)
         rc = start_threads(rt, &started);
     if (rc) {

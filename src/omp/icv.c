@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +20,65 @@ static void bad(const char *var, const char *val, const char *forms) {
     herd__omp_fatal("%s=%s: not understood; accepted: %s", var, val, forms);
 }
 
-static long parse_long(const char *var, const char *s, long min, const char *forms) {
+/* A decimal integer in [min, max], blanks allowed around it (as libgomp
+ * allows), nothing else: no plus sign, no hex, no trailing characters, no
+ * value that overflows a long (strtol would clamp it to LONG_MAX, and the
+ * int it was cast to wrapped around). Returns what is wrong, or NULL. */
+static const char *scan_long(const char *s, long min, long max, long *out) {
+    const char *p = s;
+    while (isspace((unsigned char)*p))
+        p++;
+    const char *digits = *p == '-' ? p + 1 : p;
+    if (*digits < '0' || *digits > '9')
+        return "not understood";
     char *end;
-    while (isspace((unsigned char)*s))
-        s++;
-    long v = strtol(s, &end, 10);
+    errno = 0;
+    long v = strtol(p, &end, 10);
     while (isspace((unsigned char)*end))
         end++;
-    if (end == s || (*end && *end != ',') || v < min)
-        bad(var, s, forms);
+    if (*end)
+        return "not understood";
+    if (errno == ERANGE || v < min || v > max)
+        return "out of range";
+    *out = v;
+    return NULL;
+}
+
+/* scan_long, or stop naming var and its whole value. */
+static long parse_long_in(const char *var, const char *value, const char *s, long min, long max,
+                          const char *forms) {
+    long v = 0;
+    const char *why = scan_long(s, min, max, &v);
+    if (why)
+        herd__omp_fatal("%s=%s: %s; accepted: %s", var, value, why, forms);
     return v;
+}
+
+static long parse_long(const char *var, const char *s, long min, long max, const char *forms) {
+    return parse_long_in(var, s, s, min, max, forms);
+}
+
+/* OMP_NUM_THREADS: a comma-separated list, one team size per nesting level;
+ * every item is checked, the first is the nthreads-var. */
+#define NUM_THREADS_FORMS "integers from 1 to 4096, comma-separated (herd's bound on workers)"
+static int parse_num_threads(const char *s) {
+    char item[64];
+    int first = 0;
+    for (const char *p = s;;) {
+        size_t n = strcspn(p, ",");
+        if (n >= sizeof item)
+            n = sizeof item - 1; /* a longer item is out of range or garbage anyway */
+        memcpy(item, p, n);
+        item[n] = '\0';
+        long v = parse_long_in("OMP_NUM_THREADS", s, item, 1, HERD__WORKERS_MAX,
+                               NUM_THREADS_FORMS);
+        if (p == s)
+            first = (int)v;
+        p += strcspn(p, ",");
+        if (!*p)
+            return first;
+        p++;
+    }
 }
 
 /* OMP_ALLOCATOR: a predefined allocator's name (handles 1..8, omp.h). */
@@ -58,7 +108,7 @@ static int parse_bool(const char *var, const char *s) {
 
 /* OMP_SCHEDULE: [modifier:]kind[,chunk]. */
 static void parse_schedule(const char *s, omp_icv *icv) {
-    const char *forms = "[monotonic:|nonmonotonic:]static|dynamic|guided|auto[,chunk>=1]";
+    const char *forms = "[monotonic:|nonmonotonic:]static|dynamic|guided|auto[,chunk from 1 to 2147483647]";
     const char *p = s;
     int mono = 0;
     if (!strncasecmp(p, "monotonic:", 10)) {
@@ -78,7 +128,7 @@ static void parse_schedule(const char *s, omp_icv *icv) {
     if (!kind)
         bad("OMP_SCHEDULE", s, forms);
     icv->run_sched = kind | (mono ? (int)OMP_SCHED_MONOTONIC : 0);
-    icv->run_chunk = p[len] == ',' ? parse_long("OMP_SCHEDULE", p + len + 1, 1, forms) : 0;
+    icv->run_chunk = p[len] == ',' ? parse_long_in("OMP_SCHEDULE", s, p + len + 1, 1, INT_MAX, forms) : 0;
 }
 
 /* OMP_PROC_BIND (first value) -> omp_proc_bind_t, and herd's HERD_BIND. */
@@ -142,17 +192,28 @@ void herd__omp_init(void) {
     long pus = sysconf(_SC_NPROCESSORS_ONLN);
     g->workers = 0;
     if ((s = getenv("HERD_WORKERS")) && *s)
-        g->workers = (int)parse_long("HERD_WORKERS", s, 1, "an integer >= 1");
+        g->workers = (int)parse_long("HERD_WORKERS", s, 1, HERD__WORKERS_MAX,
+                                     "an integer from 1 to 4096");
     g->throttle = THROTTLE_DEFAULT;
     if ((s = getenv("HERD_OMP_THROTTLE")) && *s)
         g->throttle = parse_throttle(s);
     icv->nthreads = 0;
     if ((s = getenv("OMP_NUM_THREADS")) && *s)
-        icv->nthreads = (int)parse_long("OMP_NUM_THREADS", s, 1, "integers >= 1, comma-separated");
+        icv->nthreads = parse_num_threads(s);
     if (!g->workers)
-        g->workers = icv->nthreads ? icv->nthreads : (int)(pus > 0 ? pus : 1);
+        g->workers = icv->nthreads ? icv->nthreads
+                     : (int)(pus < 1 ? 1 : pus > HERD__WORKERS_MAX ? HERD__WORKERS_MAX : pus);
     if (!icv->nthreads)
         icv->nthreads = g->workers;
+    /* thread-limit-var: the workers are the threads herd has. */
+    if ((s = getenv("OMP_THREAD_LIMIT")) && *s) {
+        int limit = (int)parse_long("OMP_THREAD_LIMIT", s, 1, INT_MAX,
+                                    "an integer from 1 to 2147483647");
+        if (g->workers > limit)
+            g->workers = limit;
+        if (icv->nthreads > limit)
+            icv->nthreads = limit;
+    }
     if ((s = getenv("OMP_DYNAMIC")) && *s)
         icv->dynamic = parse_bool("OMP_DYNAMIC", s);
     int nested_set = 0;
@@ -161,7 +222,8 @@ void herd__omp_init(void) {
         nested_set = 1;
     }
     if ((s = getenv("OMP_MAX_ACTIVE_LEVELS")) && *s)
-        icv->max_active = (int)parse_long("OMP_MAX_ACTIVE_LEVELS", s, 0, "an integer >= 0");
+        icv->max_active = (int)parse_long("OMP_MAX_ACTIVE_LEVELS", s, 0, INT_MAX,
+                                              "an integer from 0 to 2147483647");
     else if (!nested_set && (s = getenv("OMP_NUM_THREADS")) && strchr(s, ','))
         icv->max_active = 64; /* a list asks for nesting (OpenMP 5.0) */
     if ((s = getenv("OMP_SCHEDULE")) && *s)
@@ -191,10 +253,11 @@ void herd__omp_init(void) {
             bad("OMP_WAIT_POLICY", s, "active, passive");
     }
     if ((s = getenv("OMP_NUM_TEAMS")) && *s)
-        g->nteams = (int)parse_long("OMP_NUM_TEAMS", s, 1, "an integer >= 1");
+        g->nteams = (int)parse_long("OMP_NUM_TEAMS", s, 1, INT_MAX, "an integer from 1 to 2147483647");
     if ((s = getenv("OMP_TEAMS_THREAD_LIMIT")) && *s)
         g->teams_thread_limit =
-            (int)parse_long("OMP_TEAMS_THREAD_LIMIT", s, 1, "an integer >= 1");
+            (int)parse_long("OMP_TEAMS_THREAD_LIMIT", s, 1, INT_MAX,
+                       "an integer from 1 to 2147483647");
     if ((s = getenv("OMP_DISPLAY_AFFINITY")) && *s)
         g->display_affinity = parse_bool("OMP_DISPLAY_AFFINITY", s);
     if ((s = getenv("OMP_AFFINITY_FORMAT")))
@@ -204,7 +267,8 @@ void herd__omp_init(void) {
     if ((s = getenv("OMP_CANCELLATION")) && *s)
         g->cancellation = parse_bool("OMP_CANCELLATION", s);
     if ((s = getenv("OMP_MAX_TASK_PRIORITY")) && *s)
-        g->max_task_priority = (int)parse_long("OMP_MAX_TASK_PRIORITY", s, 0, "an integer >= 0");
+        g->max_task_priority = (int)parse_long("OMP_MAX_TASK_PRIORITY", s, 0, INT_MAX,
+                                                  "an integer from 0 to 2147483647");
     if ((s = getenv("OMP_DISPLAY_ENV")) && *s) {
         if (!strcasecmp(s, "verbose"))
             g->display_env = 2;

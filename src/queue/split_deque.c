@@ -4,6 +4,9 @@
 
 #include "arch/spin.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 
 static void *map_lazy(size_t bytes) {
@@ -14,16 +17,34 @@ static void *map_lazy(size_t bytes) {
 
 int herd__sdq_init(herd__sdq *q, uint32_t cap) {
     memset(q, 0, sizeof *q);
+    q->cap = cap; /* before the maps: herd__sdq_fini unmaps by it */
     q->slots = map_lazy((size_t)cap * sizeof(herd__slot));
-    q->big = map_lazy((size_t)cap * HERD_ARG_MAX);
-    if (!q->slots || !q->big) {
-        herd__sdq_fini(q);
-        return HERD_ENOMEM;
-    }
-    q->cap = cap;
+    if (!q->slots)
+        return HERD_ENOMEM; /* errno is mmap's, for the caller's message */
     atomic_init(&q->ts, herd__ts_make(0, 0));
     atomic_init(&q->split_req, 0);
     return 0;
+}
+
+size_t herd__sdq_reserved(uint32_t cap) { return (size_t)cap * sizeof(herd__slot); }
+
+/* The big-argument area is reserved at the first push that needs it: most
+ * programs never queue a task with more than HERD__SLOT_INLINE_ARG bytes of
+ * arguments, and reserving it up front cost each worker 256 MiB of address
+ * space (a `ulimit -v` of 700 MB did not fit two workers). Owner only; a
+ * thief reads q->big only for a slot pushed after it was set, which the
+ * release CAS of the publish (S3) carries to it. */
+int herd__sdq_map_big(herd__sdq *q) {
+    if (q->big)
+        return 0;
+    q->big = map_lazy((size_t)q->cap * HERD_ARG_MAX);
+    if (q->big)
+        return 0;
+    fprintf(stderr,
+            "herd: cannot reserve %zu bytes of address space for the arguments of tasks over "
+            "%d bytes: %s\n",
+            (size_t)q->cap * HERD_ARG_MAX, HERD__SLOT_INLINE_ARG, strerror(errno));
+    return HERD_ENOMEM;
 }
 
 void herd__sdq_fini(herd__sdq *q) {
@@ -153,6 +174,11 @@ herd__steal_result herd__sdq_steal_many(herd__sdq *q, uint32_t max, int half, he
         k = 1;
     if (k > into->cap - into->head)
         k = into->cap - into->head;
+    /* The batch is re-pushed into our deque, its big arguments into our
+     * big-argument area: reserve it before the slots are ours, since a push
+     * below must not fail; without it, take one (copied out, not pushed). */
+    if (k > 1 && herd__sdq_map_big(into) != 0)
+        k = 1;
     /* S4b for k slots: one CAS moves tail past all of them. ORDER: acquire
      * on success, as in herd__sdq_steal(); the CAS fails if the owner moved
      * split (it may have taken some of them back) or another thief won. */

@@ -48,8 +48,15 @@ typedef enum herd__pop_result {
     HERD__POP_STOLEN,  /* every slot in [base, head) was stolen: call herd__sdq_reset(q, base) */
 } herd__pop_result;
 
-/* Map cap slots (plus the big-argument array) lazily. Returns 0 or HERD_ENOMEM. */
+/* Map cap slots lazily (the big-argument area waits for its first use:
+ * herd__sdq_map_big). Returns 0 or HERD_ENOMEM. */
 int herd__sdq_init(herd__sdq *q, uint32_t cap);
+/* The address space herd__sdq_init reserves for cap slots (for messages). */
+size_t herd__sdq_reserved(uint32_t cap);
+/* Owner only: reserve the big-argument area (cap * HERD_ARG_MAX bytes of
+ * address space) if it is not yet. Returns 0, or HERD_ENOMEM after saying
+ * so on stderr. */
+int herd__sdq_map_big(herd__sdq *q);
 void herd__sdq_fini(herd__sdq *q);
 
 static inline uint32_t herd__ts_tail(uint64_t ts) { return (uint32_t)ts; }
@@ -85,6 +92,8 @@ static inline int herd__sdq_push(herd__sdq *q, herd_fn fn, void *parent, uint16_
                                  const void *arg, size_t size) {
     uint32_t h = q->head;
     if (__builtin_expect(h == q->cap, 0))
+        return HERD_ENOMEM;
+    if (__builtin_expect(size > HERD__SLOT_INLINE_ARG && !q->big, 0) && herd__sdq_map_big(q))
         return HERD_ENOMEM;
     herd__slot *s = &q->slots[h];
     herd__slot_set(s, fn, parent, kind, size);

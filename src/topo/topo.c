@@ -142,9 +142,47 @@ static int use_xml(herd__topo *t, hwloc_topology_t hw, const char *spec, char *e
     return 0;
 }
 
+/* The PUs a synthetic description asks for: the product of its arities
+ * ("pack:2 core:4 pu:2" -> 16), saturated above the bound. A level is
+ * "type:N" or "N", possibly followed by "(attributes)"; a word of another
+ * form counts 1 and is left for hwloc to judge. */
+static long long synthetic_pus(const char *spec)
+{
+    long long pus = 1;
+    for (const char *p = spec; *p;) {
+        p += strspn(p, " \t");
+        size_t n = strcspn(p, " \t(");
+        const char *colon = memchr(p, ':', n);
+        const char *num = colon ? colon + 1 : p;
+        size_t digits = strspn(num, "0123456789");
+        if (digits > 0 && num + digits == p + n) {
+            long long a = digits > 12 ? (long long)1 << 40 : strtoll(num, NULL, 10);
+            pus = a > 0 && pus > ((long long)1 << 40) / a ? (long long)1 << 40 : pus * a;
+        }
+        p += n;
+        if (*p == '(') { /* attributes: skip to the closing parenthesis */
+            const char *close = strchr(p, ')');
+            p = close ? close + 1 : p + strlen(p);
+        }
+    }
+    return pus;
+}
+
+static int model_too_large(const char *spec, long long pus, char *err, size_t errlen)
+{
+    return fail(err, errlen, HERD_EINVAL,
+                "topology \"%s\" has %s%lld PUs; a modelled machine may have at most %d "
+                "(herd's bound on workers, one per PU)",
+                spec, pus >= (long long)1 << 40 ? "more than " : "", pus,
+                HERD__TOPO_MODEL_PUS_MAX);
+}
+
 static int use_synthetic(herd__topo *t, hwloc_topology_t hw, const char *spec, char *err,
                          size_t errlen)
 {
+    long long pus = synthetic_pus(spec);
+    if (pus > HERD__TOPO_MODEL_PUS_MAX)
+        return model_too_large(spec, pus, err, errlen);
     if (hwloc_topology_set_synthetic(hw, spec) != 0)
         return fail(err, errlen, HERD_EINVAL,
                     "topology \"%s\" is neither a valid hwloc synthetic description nor an "
@@ -227,6 +265,8 @@ static int build_model(herd__topo *t, hwloc_topology_t hw, char *err, size_t err
     int n = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PU);
     if (n <= 0)
         return fail(err, errlen, HERD_EINVAL, "topology (%s) has no processing unit", t->source);
+    if (t->synthetic && n > HERD__TOPO_MODEL_PUS_MAX) /* an XML file, or a form not counted */
+        return model_too_large(t->source, n, err, errlen);
     t->npus = n;
     t->os_index = calloc((size_t)n, sizeof *t->os_index);
     for (int l = HERD__LVL_MACHINE; l <= HERD__LVL_PU; l++)

@@ -48,6 +48,13 @@ typedef struct herd__topo {
     void *hw; /* hwloc_topology_t, owned */
 } herd__topo;
 
+/* The most PUs a modelled machine (a synthetic description or an XML file)
+ * may have: herd's bound on workers (HERD__WORKERS_MAX, core/config.h),
+ * since one worker per PU is the default. A larger model is refused by
+ * herd__topo_load before hwloc builds it (a synthetic description of 10^9
+ * PUs would take minutes and gigabytes). */
+#define HERD__TOPO_MODEL_PUS_MAX 4096
+
 /* Build the model. spec NULL or "" = the real machine; otherwise an hwloc
  * synthetic description ("pack:4 core:8 pu:1") or the path of an XML file
  * (a spec naming an existing file, or ending in ".xml"). Returns 0, or

@@ -346,6 +346,9 @@ static void test_idle(void) {
     reject_env("HERD_IDLE", "adaptive:", "empty value", "accepted", forms);
     reject_env("HERD_IDLE", "adaptive:5ms", "not a decimal integer (trailing characters)",
                "accepted", forms);
+    reject_env("HERD_IDLE", "adaptive:99999999999999999999", "out of range", "accepted", forms);
+    reject_env("HERD_IDLE", "adaptive:4294967546", "out of range", "accepted", forms);
+    reject_env("HERD_IDLE", "adaptive:-250", "out of range", "accepted", forms);
 }
 
 /* HERD_SPAWN / HERD_STEAL: every form parses here; whether the scheduler
@@ -367,6 +370,11 @@ static void test_spawn_steal(void) {
     reject_env("HERD_STEAL", "chunk:65537", "out of range", "accepted", STEAL_FORMS);
     reject_env("HERD_STEAL", "chunk:", "empty value", "accepted", STEAL_FORMS);
     reject_env("HERD_STEAL", "chunk:4x", "trailing", "accepted", STEAL_FORMS);
+    /* Overflow and negatives: refused, never wrapped into range. */
+    reject_env("HERD_STEAL", "chunk:99999999999999999999", "out of range", "accepted", STEAL_FORMS);
+    reject_env("HERD_STEAL", "chunk:4294967300", "out of range", "accepted", STEAL_FORMS);
+    reject_env("HERD_STEAL", "chunk:-4", "out of range", "accepted", STEAL_FORMS);
+    reject_env("HERD_STEAL", "chunk: 4", "not a decimal integer", "accepted", STEAL_FORMS);
     reject_env("HERD_STEAL", "all", "unknown steal amount", "accepted", STEAL_FORMS);
     reject_env("HERD_STEAL", "", "empty value", "accepted", STEAL_FORMS);
     /* The config fields win over the variables. */

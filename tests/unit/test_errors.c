@@ -8,6 +8,7 @@
 // herd-test-env: HERD_WORKERS=4 HERD_IDLE=sleep
 // herd-test-timeout: 120
 #include "../common/check.h"
+#include "core/runtime.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -232,6 +233,49 @@ static void check_stats_unwritable(void) {
     CHECK_RC(herd_stop(), HERD_ESTATE);
 }
 
+/* The big-argument area of a worker's deque (tasks with more than
+ * HERD__SLOT_INLINE_ARG bytes of arguments, 256 MiB of address space) is
+ * reserved at its first use, not at herd_start: a worker that queued no such
+ * task holds none (checked for the schedulers that queue in the worker's
+ * deque), and the first such task gets its arguments intact. */
+#define BIG_ARG 100
+static _Atomic int big_ok;
+
+static void big_child(void *p) {
+    const unsigned char *b = p;
+    int ok = 1;
+    for (int i = 0; i < BIG_ARG; i++)
+        ok &= b[i] == (unsigned char)(i * 7);
+    atomic_fetch_add_explicit(&big_ok, ok, memory_order_relaxed);
+}
+
+static void big_root(void *p) {
+    (void)p;
+    herd__worker *w = herd__self();
+    int deque = (w->rt->sched->flags & HERD__SCHED_DEQUE) != 0;
+    if (deque)
+        CHECK(w->hot.q.big == NULL); /* nothing big was queued on this worker yet */
+    unsigned char b[BIG_ARG];
+    for (int i = 0; i < BIG_ARG; i++)
+        b[i] = (unsigned char)(i * 7);
+    /* Where it goes depends on the scheduler and the spawn policy (a
+     * shepherd's queue, or run at once under work-first); wherever, its
+     * arguments arrive intact. */
+    CHECK_OK(herd_spawn(big_child, b, sizeof b));
+    CHECK_OK(herd_wait());
+    CHECK_EQ(atomic_load(&big_ok), 1);
+}
+
+static void check_big_area_lazy(void) {
+    CHECK_OK(herd_start(NULL));
+    CHECK_OK(herd_run(nop, NULL, 0));
+    herd__rt *rt = herd__rt_global;
+    for (int i = 0; i < rt->nworkers; i++)
+        CHECK(rt->workers[i].hot.q.big == NULL);
+    CHECK_OK(herd_run(big_root, NULL, 0));
+    CHECK_OK(herd_stop());
+}
+
 int main(void) {
     STEP("before start");
     CHECK_EQ(herd_num_workers(), 0);
@@ -280,6 +324,9 @@ int main(void) {
     CHECK_OK(herd_start(NULL)); /* the environment is as it was */
     CHECK_OK(herd_run(inside_root, NULL, 0));
     CHECK_OK(herd_stop());
+
+    STEP("the deque's big-argument area is reserved at its first use");
+    check_big_area_lazy();
 
     STEP("a statistics file that cannot be written: HERD_ESYS from herd_stop");
     check_stats_unwritable();
