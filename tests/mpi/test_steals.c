@@ -9,8 +9,10 @@
  * while rank 0 was busy, and the counters must agree: the leaves run on
  * other ranks all came by steals, each counted by its thief.
  *
- * The wait is bounded (WAIT_SECONDS, MAX_LEAVES): a pool that cannot steal
- * fails with a message instead of hanging. Rank 0 calls MPI while it waits
+ * Rank 0 keeps at most OUTSTANDING leaves queued, adding one as another rank
+ * runs one, so a rank the OS leaves unscheduled for a while still finds
+ * work when it runs. The wait is bounded (WAIT_SECONDS): a pool that cannot
+ * steal fails with a message instead of hanging. Rank 0 calls MPI while it waits
  * (it reads counters in its own window), which gives an MPI library that
  * needs the target's progress for passive-target operations that progress. */
 #include "../common/check.h"
@@ -19,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_LEAVES 16384 /* below the queue's default capacity (65536) */
+#define OUTSTANDING 64 /* leaves in rank 0's queue at most (far below its capacity) */
 #define WAIT_SECONDS 60
 
 static int ROOT, LEAF;
@@ -69,8 +71,8 @@ static void root(herd_pool *p, void *arg, size_t size) {
     /* The leaves sit in this rank's queue; only thieves can run them now. */
     double give_up = now() + WAIT_SECONDS;
     int idle;
-    for (read_seen(&idle); idle > 0; read_seen(&idle)) {
-        if (leaves_added < MAX_LEAVES) {
+    for (int64_t moved = read_seen(&idle); idle > 0; moved = read_seen(&idle)) {
+        if ((int64_t)leaves_added - moved < OUTSTANDING) {
             int i = (int)leaves_added++;
             CHECK_OK(herd_pool_add(p, LEAF, &i, sizeof i));
         }
