@@ -141,7 +141,7 @@ void conditions(int consumers) {
     CHECK_EQ(woken, consumers);
 
     STEP("condition_variable: a bounded queue, notify_one both ways");
-    const int items = 2000, cap = 4;
+    const int items = int(CHECK_SCALED(CHECK_SIZE(2000, 400))) + 10, cap = 4;
     std::vector<int> q;
     long sum = 0;
     herd::condition_variable not_full, not_empty;
@@ -219,10 +219,10 @@ void full_empty_words() {
 }
 
 void all(int tasks) {
-    mutexes(tasks, CHECK_SCALED(400) + 8);
+    mutexes(tasks, int(CHECK_SCALED(CHECK_SIZE(400, 100))) + 8);
     blocked_mutex_holder();
     conditions(tasks);
-    barriers(tasks, 20);
+    barriers(tasks, CHECK_SIZE(20, 8));
     full_empty_words();
 }
 
