@@ -189,6 +189,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--for-n", type=int, default=1 << 25)
     ap.add_argument("--kinds", default="split",
                     help="herd loop kinds for reduce and for: split, chunks, shepherds")
+    ap.add_argument("--only", default="fib,sort,reduce,for",
+                    help="comma-separated subset of fib, sort, reduce, for (default all)")
     ap.add_argument("--no-c-future", action="store_true",
                     help="leave out the C futures row (full/empty words: slow)")
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per process")
@@ -206,8 +208,12 @@ def main(argv: list[str]) -> int:
         ap.error(f"--workers {args.workers!r}: comma-separated integers")
     if args.reps < 1 or not workers or min(workers) < 1:
         ap.error("--reps and every --workers entry must be at least 1")
-    table_rows = rows(args.fib_n, args.sort_n, args.reduce_n, args.for_n, kinds,
-                      not args.no_c_future)
+    only = [b for b in args.only.split(",") if b]
+    for b in only:
+        if b not in ("fib", "sort", "reduce", "for"):
+            ap.error(f"--only: {b!r} is not fib, sort, reduce or for")
+    table_rows = [r for r in rows(args.fib_n, args.sort_n, args.reduce_n, args.for_n, kinds,
+                                  not args.no_c_future) if r.bench.split("(")[0] in only]
     missing = sorted({r.binary for r in table_rows if not (args.bindir / r.binary).exists()})
     if missing:
         print(f"herd_bench cpp: not built in {args.bindir}: {', '.join(missing)} (build the "
