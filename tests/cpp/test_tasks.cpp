@@ -189,7 +189,7 @@ int main() {
     STEP("task_group: an exception unwinds through a group's destructor, which waits");
     for (int round = 0; round < 20; round++) {
         std::atomic<int> ran{0};
-        bool caught = false;
+        bool unwound = false;
         rt.run([&] {
             try {
                 herd::task_group g;
@@ -204,17 +204,17 @@ int main() {
                     });
                 throw std::runtime_error("unwind");
             } catch (const std::runtime_error &e) {
-                caught = std::string(e.what()) == "unwind";
+                unwound = std::string(e.what()) == "unwind";
             }
             CHECK_EQ(std::uncaught_exceptions(), 0);
         });
-        CHECK(caught);
+        CHECK(unwound);
         CHECK_EQ(ran.load(), 50);
     }
 
     STEP("task_group: wait() inside a catch handler, then `throw;`");
     for (int round = 0; round < 20; round++) {
-        bool caught = false;
+        bool rethrown = false;
         rt.run([&] {
             try {
                 try {
@@ -233,10 +233,10 @@ int main() {
                     throw;    // needs this task's handled exception there
                 }
             } catch (const std::runtime_error &e) {
-                caught = std::string(e.what()) == "inner";
+                rethrown = std::string(e.what()) == "inner";
             }
         });
-        CHECK(caught);
+        CHECK(rethrown);
     }
 
     STEP("task_group: tasks of the group add tasks to it (from other tasks)");
