@@ -558,6 +558,7 @@ template <class T> class future {
     }
     future(const future &) = delete;
     future &operator=(const future &) = delete;
+    /// Waits for the task unless wait()/get() did (an exception is then lost).
     ~future() {
         if (!done_) {
             detail::eh_parked parked;
@@ -834,6 +835,7 @@ T parallel_reduce(B begin, E end, T identity, Map &&map, Combine &&combine,
 /// Lockable: std::lock_guard, std::unique_lock, std::scoped_lock work.
 class mutex {
   public:
+    /// An unlocked mutex.
     mutex() noexcept { herd_mutex_init(&m_); }
     mutex(const mutex &) = delete;
     mutex &operator=(const mutex &) = delete;
@@ -856,6 +858,7 @@ class mutex {
 /// A task condition variable (herd_cond) for std::unique_lock<herd::mutex>.
 class condition_variable {
   public:
+    /// A condition variable without waiters.
     condition_variable() noexcept { herd_cond_init(&c_); }
     condition_variable(const condition_variable &) = delete;
     condition_variable &operator=(const condition_variable &) = delete;
@@ -894,6 +897,7 @@ class barrier {
     }
     barrier(const barrier &) = delete;
     barrier &operator=(const barrier &) = delete;
+    /// Frees the barrier (no task may be waiting on it).
     ~barrier() { herd_barrier_destroy(&b_); }
     /// Wait until `count` tasks have arrived; true in exactly one task per
     /// phase (the serial one), false in the others.
@@ -927,6 +931,7 @@ class full_empty {
     explicit full_empty(std::uint64_t value = 0) noexcept : w_(value) {}
     full_empty(const full_empty &) = delete;
     full_empty &operator=(const full_empty &) = delete;
+    /// Fills the word if it is empty (see the class comment).
     ~full_empty() {
         if (herd_feb_status(&w_) == 0)
             herd_feb_fill(&w_);
