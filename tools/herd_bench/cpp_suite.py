@@ -135,7 +135,7 @@ def summarise(records: list[dict[str, Any]], table_rows: list[Row],
                             "runs": len(runs), "failed": failed})
     base = {(r.bench, w): med[(r.bench, r.impl, w)] for r in table_rows if r.baseline
             for w in workers}
-    lines = [f"{'benchmark':<18} {'implementation':<30} " +
+    lines = [f"{'benchmark':<18} {'implementation':<34} " +
              " ".join(f"{'w=' + str(w) + ' median':>14} {'x C':>6}" for w in workers)]
     last = None
     for r in table_rows:
@@ -151,12 +151,15 @@ def summarise(records: list[dict[str, Any]], table_rows: list[Row],
             else:
                 ratio = f"{m / b:6.2f}" if b else f"{'':>6}"
                 cells.append(f"{m:13.4f}s {ratio}")
-        lines.append(f"{r.bench:<18} {r.impl:<30} " + " ".join(cells))
+        lines.append(f"{r.bench:<18} {r.impl:<34} " + " ".join(cells))
     lines.append("")
     lines.append("targets (issue 17), medians of this run:")
     group = next((r for r in table_rows if r.role == "cpp-group"), None)
     tbb = next((r for r in table_rows if r.role == "tbb-group"), None)
     capi = next((r for r in table_rows if r.baseline and group and r.bench == group.bench), None)
+    if not (group and tbb and capi):
+        lines.append("  not measured: the fib rows are not in this run (--only)")
+        return summary, lines
     for w in workers:
         g = med.get((group.bench, group.impl, w)) if group else None
         c = med.get((capi.bench, capi.impl, w)) if capi else None

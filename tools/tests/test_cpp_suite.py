@@ -56,3 +56,11 @@ def test_run_one_judges_the_json_line(tmp_path: Path) -> None:
     row = cpp_suite.Row("fib(1)", "x", "fake", ())
     assert cpp_suite.run_one(tmp_path, row, 2, 10)["seconds"] == 0.5
     assert "asked for 3" in cpp_suite.run_one(tmp_path, row, 3, 10)["error"]
+
+
+def test_targets_without_fib_rows() -> None:
+    rows = [r for r in cpp_suite.rows(35, 1000, 1000, 1000, ["split"], False)
+            if r.bench.startswith("sort")]
+    _, lines = cpp_suite.summarise(fake(rows, {r.impl: 1.0 for r in rows}, 1), rows, [1])
+    assert any("not measured" in ln for ln in lines)
+    assert not any("FAILED" in ln for ln in lines)
