@@ -268,6 +268,11 @@ HERD_API int herd_barrier_wait(herd_barrier *b);
 HERD_API int herd_feb_readFF(uint64_t *addr, uint64_t *out);
 /** Wait until *addr is full, copy it to *out, and mark it empty. */
 HERD_API int herd_feb_readFE(uint64_t *addr, uint64_t *out);
+/** If *addr is full, copy it to *out, mark it empty and return 0; if it is
+ *  empty, return HERD_EBUSY at once. Never blocks (readFE's try form; the
+ *  C++ layer's herd::full_empty::try_lock). Returns also HERD_EINVAL (addr
+ *  NULL or unaligned, out NULL), HERD_ENOTASK, HERD_ENOMEM. */
+HERD_API int herd_feb_tryreadFE(uint64_t *addr, uint64_t *out);
 /** Wait until *addr is empty, write value, and mark it full. */
 HERD_API int herd_feb_writeEF(uint64_t *addr, uint64_t value);
 /** Write value and mark *addr full, whatever its state. Never blocks. */

@@ -143,8 +143,9 @@ static void arm_feb(herd__worker *w, herd__ult *u, void *p) {
     herd__spin_unlock(&b->lock);
 }
 
-/* Do op on addr, suspending until the state allows it. */
-static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out) {
+/* Do op on addr, suspending until the state allows it; with `nowait`,
+ * return HERD_EBUSY instead of suspending. */
+static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out, int nowait) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)
         return HERD_ENOTASK;
@@ -182,6 +183,10 @@ static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out) {
         wake_all(ready);
         return 0;
     }
+    if (nowait) {
+        herd__spin_unlock(&b->lock);
+        return HERD_EBUSY;
+    }
     feb_rec *r = get_rec(b, addr);
     if (!r) {
         herd__spin_unlock(&b->lock);
@@ -196,15 +201,19 @@ static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out) {
 }
 
 HERD_API int herd_feb_readFF(uint64_t *addr, uint64_t *out) {
-    return out ? feb_op(addr, OP_READFF, 0, out) : HERD_EINVAL;
+    return out ? feb_op(addr, OP_READFF, 0, out, 0) : HERD_EINVAL;
 }
 
 HERD_API int herd_feb_readFE(uint64_t *addr, uint64_t *out) {
-    return out ? feb_op(addr, OP_READFE, 0, out) : HERD_EINVAL;
+    return out ? feb_op(addr, OP_READFE, 0, out, 0) : HERD_EINVAL;
+}
+
+HERD_API int herd_feb_tryreadFE(uint64_t *addr, uint64_t *out) {
+    return out ? feb_op(addr, OP_READFE, 0, out, 1) : HERD_EINVAL;
 }
 
 HERD_API int herd_feb_writeEF(uint64_t *addr, uint64_t value) {
-    return feb_op(addr, OP_WRITEEF, value, NULL);
+    return feb_op(addr, OP_WRITEEF, value, NULL, 0);
 }
 
 /* Set the state (and maybe the value) without waiting, then serve waiters. */

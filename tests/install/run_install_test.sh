@@ -8,11 +8,13 @@
 #   4. the consumer builds with find_package(herd) + herd::herd and runs
 #   5. the consumer builds with find_package(herd) + herd::herd_static and runs
 #   6. the consumer builds with `pkg-config --cflags --libs herd` and runs
-# usage: run_install_test.sh BUILD_DIR TEST_SOURCE_DIR CMAKE GENERATOR CC [SANITIZE_FLAGS]
+#   4-6 each for the C consumer (consumer.c) and the C++ one (consumer.cpp,
+#   herd.hpp, C++17)
+# usage: run_install_test.sh BUILD_DIR TEST_SOURCE_DIR CMAKE GENERATOR CC [SANITIZE_FLAGS [CXX]]
 # Set HERD_KEEP_INSTALL_TMP=1 to keep the temporary prefix for inspection.
 set -uo pipefail
 
-build=$1 here=$2 cmake=$3 generator=$4 cc=$5 sanflags=${6:-}
+build=$1 here=$2 cmake=$3 generator=$4 cc=$5 sanflags=${6:-} cxx=${7:-c++}
 src_include=$(cd "$here/../../include" && pwd)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/herd-install.XXXXXX")
@@ -56,7 +58,7 @@ version=$(sed -nE 's/.*PACKAGE_VERSION "([^"]*)".*/\1/p' \
 
 # ------------------------------------------------------------------- layout
 layout_ok=1
-for f in bin/herd include/herd/herd.h; do
+for f in bin/herd include/herd/herd.h include/herd/herd.hpp; do
     [ -e "$prefix/$f" ] || { fail "missing $f"; layout_ok=0; }
 done
 for f in libherd.so libherd.a cmake/herd/herdConfig.cmake cmake/herd/herdConfigVersion.cmake \
@@ -136,9 +138,10 @@ for variant in shared static; do
     static=OFF
     [ "$variant" = static ] && static=ON
     if ! run_logged "$tmp/cmake-$variant.log" "$cmake" -S "$here/consumer" -B "$bdir" \
-        -G "$generator" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -G "$generator" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
-        -DCMAKE_C_FLAGS="$sanflags" -DCONSUMER_STATIC=$static; then
+        -DCMAKE_C_FLAGS="$sanflags" -DCMAKE_CXX_FLAGS="$sanflags" -DCONSUMER_STATIC=$static; then
         fail "cmake ($variant): configuring the consumer with find_package(herd) failed"
         continue
     fi
@@ -157,6 +160,8 @@ for variant in shared static; do
     fi
     run_consumer "cmake ($variant, herd::herd$([ $variant = static ] && echo _static))" \
         "$bdir/consumer"
+    run_consumer "cmake ($variant, herd::herd$([ $variant = static ] && echo _static), C++)" \
+        "$bdir/consumer_cpp"
 done
 
 # ---------------------------------------------------------------- pkg-config
@@ -183,6 +188,13 @@ else
             run_consumer "pkg-config (cflags: $cflags; libs: $libs)" "$tmp/consumer-pc"
         else
             fail "pkg-config: building the consumer with '$cflags $libs' failed"
+        fi
+        # shellcheck disable=SC2086 # flags are word lists
+        if run_logged "$tmp/pc-build-cpp.log" "$cxx" -std=c++17 $sanflags -o "$tmp/consumer-pc-cpp" \
+            "$here/consumer/consumer.cpp" $cflags $libs; then
+            run_consumer "pkg-config, C++ (cflags: $cflags; libs: $libs)" "$tmp/consumer-pc-cpp"
+        else
+            fail "pkg-config: building the C++ consumer with '-std=c++17 $cflags $libs' failed"
         fi
     fi
 fi

@@ -44,6 +44,16 @@ static void ops_root(void *p) {
     CHECK_OK(herd_feb_readFF(&w[0], &v));
     CHECK_EQ(v, 43);
 
+    /* tryreadFE: readFE when full, HERD_EBUSY at once when empty. */
+    CHECK_OK(herd_feb_tryreadFE(&w[0], &v));
+    CHECK_EQ(v, 43);
+    CHECK_EQ(herd_feb_status(&w[0]), 0);
+    v = 5;
+    CHECK_RC(herd_feb_tryreadFE(&w[0], &v), HERD_EBUSY);
+    CHECK_EQ(v, 5); /* nothing read */
+    CHECK_EQ(herd_feb_status(&w[0]), 0);
+    CHECK_OK(herd_feb_writeEF(&w[0], 43));
+
     /* empty / fill do not write the value. */
     CHECK_OK(herd_feb_empty(&w[1]));
     CHECK_EQ(herd_feb_status(&w[1]), 0);
@@ -83,6 +93,8 @@ static void ops_root(void *p) {
     CHECK_RC(herd_feb_readFF(odd, &v), HERD_EINVAL);
     CHECK_RC(herd_feb_readFF(NULL, &v), HERD_EINVAL);
     CHECK_RC(herd_feb_readFF(&w[0], NULL), HERD_EINVAL);
+    CHECK_RC(herd_feb_tryreadFE(odd, &v), HERD_EINVAL);
+    CHECK_RC(herd_feb_tryreadFE(&w[0], NULL), HERD_EINVAL);
     CHECK_RC(herd_feb_writeF(NULL, 1), HERD_EINVAL);
     CHECK_EQ(w[0], 43); /* failed calls wrote nothing */
     free(w);

@@ -14,6 +14,8 @@
           whether the sizes of suite.py (what the native and oneTBB peers are
           told) agree with what BENCH_DIR/omp/omp_* --list-inputs print
   mpi     the MPI pool's suite: run | plot (herd_bench/mpi_suite.py)
+  cpp     the C++ layer (herd.hpp) against herd's C API and oneTBB: fib,
+          sort, reduce, for (herd_bench/cpp_suite.py)
 """
 from __future__ import annotations
 
@@ -277,8 +279,11 @@ def main(argv: list[str]) -> int:
     if cmd == "mpi":
         from .mpi_suite import main as mpi_main
         return mpi_main(rest)
+    if cmd == "cpp":
+        from .cpp_suite import main as cpp_main
+        return cpp_main(rest)
     print(f"herd_bench: unknown command {cmd!r} "
-          "(bench, report, table, multiprog, check-inputs, mpi)", file=sys.stderr)
+          "(bench, report, table, multiprog, check-inputs, mpi, cpp)", file=sys.stderr)
     return 2
 
 
