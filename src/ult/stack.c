@@ -162,3 +162,15 @@ void herd__stack_park(const herd__stack_conf *c, herd__stack *s) {
 long herd__stack_guards_in_use(void) {
     return atomic_load_explicit(&guards_in_use, memory_order_relaxed);
 }
+
+void herd__stack_trim(const herd__stack_conf *c, herd__stack *s) {
+    unsigned char *top = (unsigned char *)herd__stack_top(s);
+    if (s->native || c->size <= HERD__STACK_KEEP + c->page)
+        return;
+    /* Keep the canary's page and the top HERD__STACK_KEEP bytes (rounded
+     * down to a page); what lies between reads as zeros afterwards. */
+    unsigned char *from = s->low + c->page;
+    unsigned char *to = (unsigned char *)((uintptr_t)(top - HERD__STACK_KEEP) & ~(uintptr_t)(c->page - 1));
+    if (to > from)
+        (void)madvise(from, (size_t)(to - from), MADV_DONTNEED);
+}

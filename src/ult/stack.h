@@ -80,6 +80,13 @@ int herd__stack_arm(const herd__stack_conf *c, herd__stack *s);
 /* s is being suspended: give its guard back if guards are over budget. */
 void herd__stack_park(const herd__stack_conf *c, herd__stack *s);
 
+/* s is free again (cached for reuse): give the memory of its pages deeper
+ * than HERD__STACK_KEEP below its top back to the kernel, so that a cache
+ * of big stacks (the OpenMP layer's 8 MiB) holds at most that much each,
+ * whatever its last task touched. Nothing to do for stacks that small. */
+#define HERD__STACK_KEEP ((size_t)256 << 10)
+void herd__stack_trim(const herd__stack_conf *c, herd__stack *s);
+
 /* 1 if the canary above the guard is intact. */
 static inline int herd__stack_canary_ok(const herd__stack *s) {
     return s->native || *(const uint64_t *)s->low == HERD__STACK_CANARY;
