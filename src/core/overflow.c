@@ -1,7 +1,7 @@
 /* Stack overflow reports (docs/design/stacks.md): a fault in a running
  * stack's guard region, a fault taken while the stack pointer is below the
  * running stack (a frame larger than the guard), or a smashed canary found
- * when a stack is switched away from, stops the program with a message that
+ * when a stack is switched away from (stacks without a guard), stops the program with a message that
  * names the task's function, the function that overflowed, the stack size
  * and the setting that sized it. Never a silent corruption. */
 #include "core/runtime.h"
@@ -203,6 +203,6 @@ void herd__overflow_adopter_init(void) {
 
 void herd__overflow_report_canary(herd__worker *w, herd__ult *u) {
     (void)u;
-    report(w, "the canary above the guard region was overwritten", NULL);
+    report(w, "the canary at the bottom of the stack was overwritten", NULL);
     abort();
 }

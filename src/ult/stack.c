@@ -103,7 +103,9 @@ herd__stack *herd__stack_new(const herd__stack_conf *c) {
     s->sp = NULL;
     s->native = 0;
     s->native_size = 0;
-    *(uint64_t *)s->low = HERD__STACK_CANARY;
+    s->canary = c->guard_size == 0;
+    if (s->canary)
+        *(uint64_t *)s->low = HERD__STACK_CANARY;
 #if defined(HERD_TSAN)
     s->tsan_fiber = __tsan_create_fiber(0);
 #else
@@ -167,9 +169,9 @@ void herd__stack_trim(const herd__stack_conf *c, herd__stack *s) {
     unsigned char *top = (unsigned char *)herd__stack_top(s);
     if (s->native || c->size <= HERD__STACK_KEEP + c->page)
         return;
-    /* Keep the canary's page and the top HERD__STACK_KEEP bytes (rounded
-     * down to a page); what lies between reads as zeros afterwards. */
-    unsigned char *from = s->low + c->page;
+    /* Keep the canary's page, if any, and the top HERD__STACK_KEEP bytes
+     * (rounded down to a page); what lies between reads as zeros after. */
+    unsigned char *from = s->canary ? s->low + c->page : s->low;
     unsigned char *to = (unsigned char *)((uintptr_t)(top - HERD__STACK_KEEP) & ~(uintptr_t)(c->page - 1));
     if (to > from)
         (void)madvise(from, (size_t)(to - from), MADV_DONTNEED);

@@ -15,8 +15,9 @@
  * kernel memory areas, and Linux allows vm.max_map_count of them (65530 by
  * default), so when many tasks are suspended at once, stacks that suspend
  * give their guard back (mprotect read-write) once the number of guards
- * passes a budget, and get it again before they next run. A canary word
- * above the guard is checked at every switch away from a stack. */
+ * passes a budget, and get it again before they next run. Without a guard
+ * (HERD_STACK_GUARD=off), a canary word at the bottom of the stack is
+ * checked at every switch away from it. */
 #ifndef HERD_ULT_STACK_H
 #define HERD_ULT_STACK_H
 
@@ -42,6 +43,11 @@ typedef struct herd__stack {
      * native_size: its usable bytes from low (sanitizer fiber switches). */
     int native;
     size_t native_size;
+    /* 1: a canary word at low (only without a guard: with one, the guard
+     * and the stack pointer check see every overflow, and the canary would
+     * cost a resident page, and its page table, at the bottom of every
+     * stack). */
+    int canary;
 } herd__stack;
 
 /* Process-wide stack settings, fixed at herd_start(). */
@@ -87,9 +93,9 @@ void herd__stack_park(const herd__stack_conf *c, herd__stack *s);
 #define HERD__STACK_KEEP ((size_t)256 << 10)
 void herd__stack_trim(const herd__stack_conf *c, herd__stack *s);
 
-/* 1 if the canary above the guard is intact. */
+/* 1 if s has no canary or its canary is intact. */
 static inline int herd__stack_canary_ok(const herd__stack *s) {
-    return s->native || *(const uint64_t *)s->low == HERD__STACK_CANARY;
+    return !s->canary || *(const uint64_t *)s->low == HERD__STACK_CANARY;
 }
 /* Guards currently in place, process-wide (tests check the budget). */
 long herd__stack_guards_in_use(void);
