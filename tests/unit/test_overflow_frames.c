@@ -126,7 +126,11 @@ static int run_once(size_t frame) {
     CHECK(WIFSIGNALED(status));
     CHECK_EQ(WTERMSIG(status), SIGABRT);
     CHECK(strstr(out, "herd: stack overflow in task herd_test_frames_task on worker") != NULL);
-    CHECK(strstr(out, "overflowing in herd_test_frames_recurse") != NULL);
+    /* The function that overflowed: the recursion, or whatever it called
+     * when the stack ran out (under ASan, with 1 MiB frames on a 1 MiB
+     * stack, the dynamic linker resolving an __asan_* call at depth 0). */
+    CHECK(strstr(out, "overflowing in herd_test_frames_recurse") != NULL ||
+          (CHECK_SANITIZED && strstr(out, "overflowing in ") != NULL));
     char size[96];
     snprintf(size, sizeof size, "Each task stack has %zu bytes", expected_stack());
     CHECK(strstr(out, size) != NULL);
