@@ -184,10 +184,17 @@ static void adopter_altstack_free(void *p) {
 
 static void adopter_key_make(void) { (void)pthread_key_create(&adopter_key, adopter_altstack_free); }
 
+/* Checked once per thread: adopt_enter runs at every outermost parallel
+ * region, and a system call there would show in its overhead. */
+static __thread int adopter_checked;
+
 void herd__overflow_adopter_init(void) {
+    if (adopter_checked)
+        return;
+    adopter_checked = 1;
     stack_t cur;
     if (sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE))
-        return; /* it has one (ours from an earlier adoption, or its own) */
+        return; /* it has one of its own */
     pthread_once(&adopter_once, adopter_key_make);
     stack_t ss;
     ss.ss_sp = malloc(ALTSTACK_SIZE);
