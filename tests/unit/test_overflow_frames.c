@@ -13,8 +13,14 @@
  * jump a frame can make). After the child died, the parent reads the
  * sentinel back: every byte must still be the pattern.
  *
- * Mutation: HERD_STACK_GUARD=4K (the one-page guard of before) makes the
- * 64 KiB, 1 MiB and 16 MiB cases fail here: the frames land in the sentinel. */
+ * The last case runs the task on a thread that lent itself to the runtime
+ * (adopt mode, as the OpenMP layer does), which needs an alternate signal
+ * stack of herd's to report anything.
+ *
+ * Mutations: HERD_STACK_GUARD=4K (the one-page guard of before) makes the
+ * 64 KiB case fail here (its frames land in the sentinel); without
+ * herd__overflow_adopter_init in herd__adopt_enter the adopt case dies of
+ * a bare SIGSEGV. */
 // herd-test-env: HERD_WORKERS=1
 // herd-test-env: HERD_WORKERS=2 HERD_STACK=16K
 // herd-test-env: HERD_WORKERS=2 HERD_STACK=1M
@@ -23,6 +29,7 @@
 #include "../common/sentinel.h"
 
 #include "core/config.h"
+#include "core/runtime.h"
 
 #include <signal.h>
 #include <string.h>
@@ -63,8 +70,24 @@ static int child_main(char **argv) {
     frame_bytes = strtoull(argv[2], NULL, 10);
     sentinel_fd = atoi(argv[3]);
     sentinel_bytes = strtoull(argv[4], NULL, 10);
-    CHECK_OK(herd_start(NULL));
-    herd_run(herd_test_frames_task, NULL, 0);
+    if (strcmp(argv[5], "adopt") == 0) {
+        /* This thread lends itself as worker 0 (the OpenMP layer's way),
+         * spawns the task and blocks: worker 0 (this thread, with one
+         * worker) goes on on a stack of herd's and runs the task there.
+         * The fault's signal needs an alternate stack on this thread. */
+        static uint64_t word;
+        uint64_t v;
+        herd__frame fr;
+        CHECK_OK(herd__start_ex(NULL, HERD__START_ADOPT, NULL));
+        CHECK_OK(herd__adopt_enter(&fr));
+        CHECK_OK(herd_feb_empty(&word));
+        CHECK_OK(herd_spawn(herd_test_frames_task, NULL, 0));
+        CHECK_OK(herd_feb_readFF(&word, &v));
+        herd__adopt_leave(&fr);
+    } else {
+        CHECK_OK(herd_start(NULL));
+        herd_run(herd_test_frames_task, NULL, 0);
+    }
     fprintf(stderr, "test: the overflow was not detected\n");
     return 3;
 }
@@ -79,7 +102,7 @@ static size_t expected_stack(void) {
     return v;
 }
 
-static int run_once(size_t frame) {
+static int run_once(size_t frame, const char *mode) {
     size_t sbytes = ((frame + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1)) + ((size_t)2 << 20);
     int fd = sentinel_create(sbytes);
     CHECK(fd >= 0);
@@ -97,7 +120,7 @@ static int run_once(size_t frame) {
         dup2(pipefd[1], 2);
         close(pipefd[0]);
         close(pipefd[1]);
-        execl("/proc/self/exe", "test_overflow_frames", "child", a_frame, a_fd, a_size,
+        execl("/proc/self/exe", "test_overflow_frames", "child", a_frame, a_fd, a_size, mode,
               (char *)NULL);
         _exit(127);
     }
@@ -138,21 +161,23 @@ static int run_once(size_t frame) {
     return 1;
 }
 
-static void run_case(size_t frame) {
+static void run_case(size_t frame, const char *mode) {
     for (int i = 0; i < SENTINEL_TRIES; i++)
-        if (run_once(frame))
+        if (run_once(frame, mode))
             return;
     CHECK(!"no room for the sentinel below the stack in any run");
 }
 
 int main(int argc, char **argv) {
-    if (argc > 4 && strcmp(argv[1], "child") == 0)
+    if (argc > 5 && strcmp(argv[1], "child") == 0)
         return child_main(argv);
     static const size_t frames[] = {1 << 10, 64 << 10, 1 << 20, 16 << 20};
     for (size_t i = 0; i < sizeof frames / sizeof frames[0]; i++) {
         STEP("frames of %zu bytes", frames[i]);
-        run_case(frames[i]);
+        run_case(frames[i], "run");
     }
+    STEP("adopt mode: the adopting thread runs the task on a stack of herd's");
+    run_case(64 << 10, "adopt");
     STEP("ok");
     return 0;
 }
