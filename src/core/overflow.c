@@ -1,9 +1,10 @@
 /* Stack overflow reports (docs/design/stacks.md): a fault in a running
  * stack's guard region, a fault taken while the stack pointer is below the
  * running stack (a frame larger than the guard), or a smashed canary found
- * when a stack is switched away from (stacks without a guard), stops the program with a message that
- * names the task's function, the function that overflowed, the stack size
- * and the setting that sized it. Never a silent corruption. */
+ * when a stack is switched away from (stacks without a guard), stops the
+ * program with a message that names the task's function, the function that
+ * overflowed, the stack size and the setting that sized it. Never a silent
+ * corruption. */
 #include "core/runtime.h"
 
 #include <dlfcn.h>
@@ -182,7 +183,9 @@ static void adopter_altstack_free(void *p) {
     free(p);
 }
 
-static void adopter_key_make(void) { (void)pthread_key_create(&adopter_key, adopter_altstack_free); }
+static void adopter_key_make(void) {
+    (void)pthread_key_create(&adopter_key, adopter_altstack_free);
+}
 
 /* Checked once per thread: adopt_enter runs at every outermost parallel
  * region, and a system call there would show in its overhead. */

@@ -175,7 +175,8 @@ void herd__stack_trim(const herd__stack_conf *c, herd__stack *s) {
     /* Keep the canary's page, if any, and the top HERD__STACK_KEEP bytes
      * (rounded down to a page); what lies between reads as zeros after. */
     unsigned char *from = s->canary ? s->low + c->page : s->low;
-    unsigned char *to = (unsigned char *)((uintptr_t)(top - HERD__STACK_KEEP) & ~(uintptr_t)(c->page - 1));
+    uintptr_t keep_from = (uintptr_t)(top - HERD__STACK_KEEP) & ~(uintptr_t)(c->page - 1);
+    unsigned char *to = (unsigned char *)keep_from;
     if (to > from)
         (void)madvise(from, (size_t)(to - from), MADV_DONTNEED);
 }

@@ -97,7 +97,8 @@ static size_t expected_stack(void) {
 }
 
 static int run_once(const char *kind, size_t frame) {
-    size_t sbytes = ((frame + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1)) + ((size_t)2 << 20);
+    size_t mib = (size_t)1 << 20;
+    size_t sbytes = (frame + mib - 1) / mib * mib + 2 * mib; /* the frame and 2 MiB, in MiB */
     int fd = sentinel_create(sbytes);
     CHECK(fd >= 0);
     int pipefd[2];
