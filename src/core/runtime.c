@@ -381,8 +381,8 @@ static void stop_workers(herd__rt *rt, int started) {
         pthread_join(rt->workers[i].thread, NULL);
     /* Adopt mode: worker 0's stack cache has no thread to free it. No
      * thread holds worker 0 now (herd_stop waited; a failed start never
-     * adopted). */
-    if (rt->adopt) {
+     * adopted). No workers at all when the start failed on a setting. */
+    if (rt->adopt && rt->workers) {
         herd__worker_free_cache(&rt->workers[0]);
         herd__adopt_unpin(rt);
     }
