@@ -133,6 +133,7 @@ int herd__adopt_enter(herd__frame *fr) {
                                                  memory_order_relaxed))
         return HERD_EBUSY;
     pin_adopter(rt);
+    herd__overflow_adopter_init();
     herd__worker *w = &rt->workers[0];
     herd__stack *s = &w->native_stack;
     void *low;

@@ -107,7 +107,11 @@ static const choice idle_choices[] = {
     "per PU"
 #define STACK_FORMS                                                                                \
     "a byte count, or a number with a K, M or G suffix (powers of 1024), from 16K to 1G"
-#define GUARD_FORMS "1, on, 0, off"
+#define GUARD_FORMS                                                                                \
+    "1, on, 0, off, or the guard's size: a byte count, or a number with a K, M or G suffix, from " \
+    "4K to 64G"
+#define GUARD_SIZE_MIN ((size_t)4 << 10)
+#define GUARD_SIZE_MAX ((size_t)64 << 30)
 #define GUARD_CFG_FORMS "1 (on), -1 (off), 0 (from HERD_STACK_GUARD)"
 
 /* ------------------------------------------------------------- messages */
@@ -668,6 +672,17 @@ static int resolve_stack_guard(const herd_config *cfg, herd__settings *out) {
     }
     if (strcmp(o.value, "0") == 0 || strcasecmp(o.value, "off") == 0) {
         out->stack_guard = 0;
+        return 0;
+    }
+    /* A size: the guard region below each stack (docs/design/stacks.md). */
+    size_t g;
+    if (o.value[0] >= '0' && o.value[0] <= '9') {
+        const char *why = scan_size(o.value, &g);
+        if (why) return complain(&o, why, "accepted", GUARD_FORMS);
+        if (g < GUARD_SIZE_MIN || g > GUARD_SIZE_MAX)
+            return complain(&o, "out of range", "accepted", GUARD_FORMS);
+        out->stack_guard = 1;
+        out->stack_guard_size = g;
         return 0;
     }
     return complain(&o, o.value[0] ? "unknown value" : "empty value", "accepted", GUARD_FORMS);

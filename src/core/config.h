@@ -53,6 +53,7 @@ typedef struct herd__settings {
     herd__stats_mode stats;
     char stats_path[1024];
     int stack_guard;          /* 1 on, 0 off */
+    size_t stack_guard_size;  /* HERD_STACK_GUARD=SIZE: the guard's bytes; 0: the default */
     herd__spawn_policy spawn;
     herd__steal_amount steal;
     int steal_chunk;          /* HERD__TAKE_CHUNK: tasks per steal, >= 1 */

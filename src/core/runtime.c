@@ -328,7 +328,8 @@ static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
     }
     rt->cpu_per_worker = cpus_for_each(rt->nworkers);
     rt->spin_ns = adaptive_spin_ns(&rt->set, rt->cpu_per_worker);
-    herd__stack_conf_init(&rt->stacks, rt->set.stack_size, rt->set.stack_guard);
+    herd__stack_conf_init(&rt->stacks, rt->set.stack_size, rt->set.stack_guard,
+                          rt->set.stack_guard_size, NULL);
     rt->pu_of_worker = calloc((size_t)rt->nworkers, sizeof(int));
     if (!rt->pu_of_worker)
         return start_no_memory("the workers' PU table", (size_t)rt->nworkers * sizeof(int));
@@ -457,9 +458,28 @@ static void abort_start(herd__rt *rt, int started, int gated) {
     }
 }
 
-HERD_API int herd_start(const herd_config *cfg) { return herd__start_ex(cfg, 0); }
+/* What an overflow report names (core/overflow.c), and the one note on a
+ * guard cut short by a limited address space (docs/design/stacks.md). */
+static void stack_report_setup(herd__rt *rt, const herd_config *cfg, unsigned flags,
+                               const char *setting) {
+    rt->stacks.setting = setting                     ? setting
+                         : cfg && cfg->stack_size != 0 ? "herd_config.stack_size"
+                                                       : "HERD_STACK";
+    rt->stacks.name_by_pc = (flags & HERD__START_NAME_BY_PC) != 0;
+    if (rt->stacks.guard_cut)
+        fprintf(stderr,
+                "herd: %s: each task stack's guard region is %zu KiB, its stack size, instead "
+                "of %zu MiB; a frame larger than that may jump it unreported. "
+                "HERD_STACK_GUARD=SIZE sets the guard.\n",
+                rt->stacks.guard_cut == HERD__GUARD_CUT_AS
+                    ? "the address space is limited (RLIMIT_AS, ulimit -v)"
+                    : "every mapping is committed memory (vm.overcommit_memory=2)",
+                rt->stacks.guard_size >> 10, HERD__STACK_GUARD_FLOOR >> 20);
+}
 
-int herd__start_ex(const herd_config *cfg, unsigned flags) {
+HERD_API int herd_start(const herd_config *cfg) { return herd__start_ex(cfg, 0, NULL); }
+
+int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_setting) {
     pthread_mutex_lock(&lifecycle);
     if (herd__rt_global) {
         pthread_mutex_unlock(&lifecycle);
@@ -480,6 +500,8 @@ int herd__start_ex(const herd_config *cfg, unsigned flags) {
     if (rt->adopt)
         herd__serve_init(rt);
     int rc = rt_prepare(rt, cfg);
+    if (rc == 0)
+        stack_report_setup(rt, cfg, flags, stack_setting);
     int gated = rc == 0 && HERD__BIND_MAPPED(rt->set.bind);
     rt->start_ns = herd__now_ns();
     if (gated) {

@@ -378,10 +378,16 @@ void herd__wake_for_shepherd(herd__rt *rt, int shepherd);
  * HERD__START_ADOPT: worker 0 gets no pthread; a thread lends its own through
  * herd__adopt_enter()/herd__adopt_leave() (core/adopt.c), one at a time.
  * HERD__START_TIED: a task that suspends resumes on the worker it suspended
- * on (so on the kernel thread that started it: thread identity holds). */
+ * on (so on the kernel thread that started it: thread identity holds).
+ * HERD__START_NAME_BY_PC: the caller's task functions are trampolines (the
+ * OpenMP layer's): an overflow report names the function that overflowed.
+ * stack_setting: the setting an overflow report tells the user to raise
+ * (the OpenMP layer passes "OMP_STACKSIZE"); NULL: HERD_STACK, or
+ * herd_config.stack_size when cfg set it. */
 #define HERD__START_ADOPT 1u
 #define HERD__START_TIED 2u
-int herd__start_ex(const herd_config *cfg, unsigned flags);
+#define HERD__START_NAME_BY_PC 4u
+int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_setting);
 
 /* core/adopt.c. Enter: the calling thread (outside any task) becomes worker
  * 0 and runs as a task on its own stack, in frame fr (which the caller
@@ -430,6 +436,9 @@ void herd__call_task(herd_fn fn, void *arg);
 int herd__overflow_install(void);
 int herd__overflow_thread_init(herd__worker *w);
 void herd__overflow_thread_fini(herd__worker *w);
+/* The calling thread is about to lend itself as a worker: give it an
+ * alternate signal stack if it has none (overflow reports need one). */
+void herd__overflow_adopter_init(void);
 void herd__overflow_report_canary(herd__worker *w, herd__ult *u) __attribute__((noreturn));
 
 static inline uint64_t herd__rand(herd__worker *w) {

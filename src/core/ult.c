@@ -107,10 +107,13 @@ herd__ult *herd__readyq_pop(herd__readyq *rq) { return rq_pop(rq, 0); }
 herd__ult *herd__readyq_pop_back(herd__readyq *rq) { return rq_pop(rq, 1); }
 
 static void fatal_no_stack(herd__worker *w) {
+    const herd__stack_conf *c = &w->rt->stacks;
     fprintf(stderr,
-            "herd: cannot map a task stack (%zu bytes): %s. Too many suspended tasks for the "
-            "memory or vm.max_map_count; lower HERD_STACK or suspend fewer tasks at once.\n",
-            w->rt->stacks.size, strerror(errno));
+            "herd: cannot map a task stack (%zu bytes, %s, and a guard region of %zu bytes, "
+            "address space only): %s. Too many suspended tasks for the memory, the address "
+            "space (ulimit -v) or vm.max_map_count; lower %s or HERD_STACK_GUARD, or suspend "
+            "fewer tasks at once.\n",
+            c->size, c->setting, c->guard_size, strerror(errno), c->setting);
     abort();
 }
 
@@ -179,6 +182,7 @@ herd__ult *herd__ult_get(herd__worker *w) {
 }
 
 void herd__ult_put(herd__worker *w, herd__ult *u) {
+    herd__stack_trim(&w->rt->stacks, u->stack);
     u->frame = NULL;
     u->first_level = NULL;
     u->home = NULL;

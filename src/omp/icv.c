@@ -8,10 +8,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 omp_global herd__omp_g;
@@ -147,21 +149,70 @@ static int parse_bind(const char *s, const char **herd_bind) {
     return 0;
 }
 
+/* OMP_STACKSIZE: a size with an optional unit B, K, M or G (either case; no
+ * unit: K), blanks around the number and the unit allowed, as libgomp
+ * allows them. Refused: a sign, anything after the unit, a value that does
+ * not fit 64 bits, and sizes outside herd's range for a task stack (core's
+ * HERD_STACK bounds). */
+#define STACKSIZE_FORMS "a size with an optional unit B, K, M, G (default K), from 16K to 1G"
+#define STACKSIZE_MIN ((uint64_t)16 << 10)
+#define STACKSIZE_MAX ((uint64_t)1 << 30)
+
 static size_t parse_stacksize(const char *s) {
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    size_t mult = 1024; /* no suffix: kilobytes, as the standard says */
-    if (*end == 'B' || *end == 'b')
-        mult = 1, end++;
-    else if (*end == 'K' || *end == 'k')
-        mult = 1024, end++;
-    else if (*end == 'M' || *end == 'm')
-        mult = 1024 * 1024, end++;
-    else if (*end == 'G' || *end == 'g')
-        mult = 1024ull * 1024 * 1024, end++;
-    if (end == s || *end)
-        bad("OMP_STACKSIZE", s, "a size with an optional unit B, K, M, G (default K)");
-    return (size_t)v * mult;
+    const char *p = s;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p < '0' || *p > '9')
+        bad("OMP_STACKSIZE", s, STACKSIZE_FORMS);
+    uint64_t v = 0;
+    int too_large = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            too_large = 1;
+        else
+            v = v * 10 + d;
+    }
+    while (isspace((unsigned char)*p))
+        p++;
+    unsigned shift = 10;
+    switch (*p) {
+    case 'b': case 'B': shift = 0, p++; break;
+    case 'k': case 'K': shift = 10, p++; break;
+    case 'm': case 'M': shift = 20, p++; break;
+    case 'g': case 'G': shift = 30, p++; break;
+    default: break;
+    }
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p)
+        bad("OMP_STACKSIZE", s, STACKSIZE_FORMS);
+    if (too_large || v > (UINT64_MAX >> shift))
+        herd__omp_fatal("OMP_STACKSIZE=%s: too large (past 2^64 bytes); accepted: %s", s,
+                        STACKSIZE_FORMS);
+    v <<= shift;
+    if (v < STACKSIZE_MIN || v > STACKSIZE_MAX)
+        herd__omp_fatal("OMP_STACKSIZE=%s: out of range; accepted: %s", s, STACKSIZE_FORMS);
+    return (size_t)v;
+}
+
+/* Without OMP_STACKSIZE, a task gets what a libgomp thread gets: glibc's
+ * default thread stack, the RLIMIT_STACK soft limit (ulimit -s), or 2 MiB
+ * when that is unlimited (glibc's default on x86-64 and AArch64), within
+ * herd's range. Reserved address space; only touched pages cost memory. */
+#define STACKSIZE_UNLIMITED ((size_t)2 << 20)
+
+size_t herd__omp_stack_size(void) {
+    if (herd__omp_g.stacksize)
+        return herd__omp_g.stacksize;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return STACKSIZE_UNLIMITED;
+    if (rl.rlim_cur < STACKSIZE_MIN)
+        return (size_t)STACKSIZE_MIN;
+    if (rl.rlim_cur > STACKSIZE_MAX)
+        return (size_t)STACKSIZE_MAX;
+    return (size_t)rl.rlim_cur;
 }
 
 static char herd_bind_env[16];

@@ -173,6 +173,9 @@ void herd__omp_affinity_member(void);
 omp_task *herd__omp_root(omp_task *t);
 /* icv.c */
 void herd__omp_init(void);
+/* The bytes of every task's stack, implicit and explicit: OMP_STACKSIZE, or
+ * what a libgomp thread would get (icv.c). */
+size_t herd__omp_stack_size(void);
 void herd__omp_display_env(int verbose);
 /* team.c: make sure herd runs; 0 or a herd error. */
 int herd__omp_start(void);

@@ -47,11 +47,15 @@ static void start_herd(void) {
     ensure_init();
     herd_config cfg = {0};
     cfg.workers = herd__omp_g.workers;
-    if (herd__omp_g.stacksize && !getenv("HERD_STACK"))
-        cfg.stack_size = herd__omp_g.stacksize;
+    /* Task stacks as roomy as the threads they replace (docs/design/stacks.md);
+     * HERD_STACK, when set, wins, and then it is the one overflow reports name. */
+    const char *stack_setting = getenv("HERD_STACK") ? "HERD_STACK" : "OMP_STACKSIZE";
+    if (!getenv("HERD_STACK"))
+        cfg.stack_size = herd__omp_stack_size();
     if (herd__omp_g.wait_active && !getenv("HERD_IDLE"))
         cfg.idle = "spin";
-    start_rc = herd__start_ex(&cfg, HERD__START_ADOPT | HERD__START_TIED);
+    start_rc = herd__start_ex(&cfg, HERD__START_ADOPT | HERD__START_TIED | HERD__START_NAME_BY_PC,
+                              stack_setting);
     if (start_rc)
         herd__omp_fatal("cannot start herd: %s", herd_strerror(start_rc));
     atexit(stop_at_exit);

@@ -137,7 +137,7 @@ int main(void) {
         guarded = 0;
         atomic_store(&moved, 0);
         atomic_store(&done, 0);
-        CHECK_OK(herd__start_ex(NULL, HERD__START_ADOPT | (tied ? HERD__START_TIED : 0)));
+        CHECK_OK(herd__start_ex(NULL, HERD__START_ADOPT | (tied ? HERD__START_TIED : 0), NULL));
         int n = herd_num_workers();
         herd__frame fr;
         check_mask(0);

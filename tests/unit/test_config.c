@@ -419,9 +419,23 @@ static void test_stack_guard(void) {
     if (accept_env("HERD_STACK_GUARD", "off", &s)) CHECK(s.stack_guard == 0);
     if (accept_env("HERD_STACK_GUARD", "OFF", &s)) CHECK(s.stack_guard == 0);
     if (accept_env("HERD_STACK_GUARD", "On", &s)) CHECK(s.stack_guard == 1);
-    const char *forms = "1, on, 0, off";
+    if (accept_env("HERD_STACK_GUARD", "on", &s)) CHECK(s.stack_guard_size == 0);
+    /* A size: on, with that guard. */
+    if (accept_env("HERD_STACK_GUARD", "256M", &s))
+        CHECK(s.stack_guard == 1 && s.stack_guard_size == (size_t)256 << 20);
+    if (accept_env("HERD_STACK_GUARD", "4096", &s))
+        CHECK(s.stack_guard == 1 && s.stack_guard_size == 4096);
+    if (accept_env("HERD_STACK_GUARD", "64G", &s))
+        CHECK(s.stack_guard == 1 && s.stack_guard_size == (size_t)64 << 30);
+    const char *forms = "1, on, 0, off, or the guard's size: a byte count, or a number with a K, "
+                        "M or G suffix, from 4K to 64G";
     reject_env("HERD_STACK_GUARD", "yes", "unknown value", "accepted", forms);
-    reject_env("HERD_STACK_GUARD", "2", "unknown value", "accepted", forms);
+    reject_env("HERD_STACK_GUARD", "2", "out of range", "accepted", forms);
+    reject_env("HERD_STACK_GUARD", "4095", "out of range", "accepted", forms);
+    reject_env("HERD_STACK_GUARD", "65G", "out of range", "accepted", forms);
+    reject_env("HERD_STACK_GUARD", "99999999999999999999", "too large", "accepted", forms);
+    reject_env("HERD_STACK_GUARD", "16X", "not a size", "accepted", forms);
+    reject_env("HERD_STACK_GUARD", "-4K", "unknown value", "accepted", forms);
     reject_env("HERD_STACK_GUARD", "onn", "unknown value", "accepted", forms);
     reject_env("HERD_STACK_GUARD", "", "empty value", "accepted", forms);
 }
