@@ -105,6 +105,9 @@ static void post(omp_doacross *dx, const unsigned long long *v) {
     atomic_store_explicit(&dx->posted[v[0]], p, memory_order_release);
 }
 
+/* An orphaned loop (no team) runs in a team of one too (ws.c). */
+static int team_of_one(const omp_task *t) { return !t->team || t->team->nthreads == 1; }
+
 static void wait_for(omp_doacross *dx, const unsigned long long *v) {
     if (v[0] >= dx->counts[0])
         return;
@@ -113,7 +116,7 @@ static void wait_for(omp_doacross *dx, const unsigned long long *v) {
         return;
     _Atomic long *w = &dx->posted[v[0]];
     for (unsigned i = 1; atomic_load_explicit(w, memory_order_relaxed) < p; i++) {
-        if (i == 1 && herd__omp_task()->team->nthreads == 1)
+        if (i == 1 && team_of_one(herd__omp_task()))
             herd__omp_fatal("ordered depend(sink) waits for an iteration that a team of one thread "
                             "has not run: the sink names a later iteration");
         herd__cpu_relax();
