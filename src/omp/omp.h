@@ -42,6 +42,7 @@ typedef struct omp_icv {
     int run_sched;     /* run-sched-var kind (OMP_SCHED_*, may carry MONOTONIC) */
     long run_chunk;
     int bind;          /* bind-var (omp_proc_bind_t) */
+    uintptr_t def_alloc; /* def-allocator-var (alloc.c); 0: OMP_ALLOCATOR's */
 } omp_icv;
 
 /* Process-wide settings from the OMP_* environment (icv.c). */
