@@ -278,6 +278,9 @@ OMP_API void GOMP_taskgroup_reduction_register(uintptr_t *data);
 OMP_API void GOMP_taskgroup_start(void);
 OMP_API void GOMP_taskgroup_end(void);
 OMP_API void GOMP_barrier(void);
+OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                       long arg_size, long arg_align, bool if_clause, unsigned flags,
+                       void **depend, int priority, void *detach);
 /* detach.c: a detached task's event; the task waits for it after its body
  * (on a worker, yielding it), then drops its reference. */
 omp_event *herd__omp_event_new(void);
