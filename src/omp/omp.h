@@ -33,6 +33,7 @@ enum { OMP_SCHED_RUNTIME = 0, OMP_SCHED_STATIC = 1, OMP_SCHED_DYNAMIC = 2,
 #define OMP_TASK_NOGROUP 2048u
 #define OMP_TASK_REDUCTION 4096u
 #define OMP_TASK_DETACH 8192u
+#define OMP_TASK_STRICT 16384u /* grainsize(strict: g), num_tasks(strict: n) */
 
 /* Data-environment ICVs, copied into every task. */
 typedef struct omp_icv {

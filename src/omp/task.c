@@ -505,8 +505,12 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
     }
     OMP_SAVE();
     omp_task *parent = omp__saved;
-    unsigned long ntasks;
-    if (flags & OMP_TASK_GRAINSIZE) {
+    unsigned long ntasks, strict = 0;
+    if ((flags & OMP_TASK_GRAINSIZE) && (flags & OMP_TASK_STRICT)) {
+        /* grainsize(strict: g): g iterations each, the last task the rest */
+        strict = num_tasks ? num_tasks : 1;
+        ntasks = n / strict + (n % strict != 0);
+    } else if (flags & OMP_TASK_GRAINSIZE) {
         unsigned long g = num_tasks ? num_tasks : 1;
         ntasks = n / g ? n / g : 1; /* each task gets >= g and < 2g iterations */
     } else if (num_tasks) {
@@ -525,7 +529,7 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
     deferred = deferred && herd__omp_red_deferrable(parent);
     unsigned long q = n / ntasks, r = n % ntasks, lo = 0;
     for (unsigned long k = 0; k < ntasks; k++) {
-        unsigned long cnt = q + (k < r);
+        unsigned long cnt = strict ? (k + 1 < ntasks ? strict : n - lo) : q + (k < r);
         void *b = herd__omp_task_data(data, cpyfn, arg_size, arg_align);
         ((uint64_t *)b)[0] = start + (uint64_t)lo * step;
         ((uint64_t *)b)[1] = start + (uint64_t)(lo + cnt) * step;
