@@ -286,6 +286,15 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
  * (on a worker, yielding it), then drops its reference. */
 omp_event *herd__omp_event_new(void);
 void herd__omp_event_wait(omp_event *e);
+/* depend.c: an undeferred detached task of parent whose body has run
+ * completes with its event: parent keeps it in its dependence record and
+ * waits for it wherever it waits for its tasks (taskwait, taskgroup end,
+ * barrier, its own end: herd__omp_wait_tasks, herd__omp_deps_free), inside
+ * herd or not. dep: the task had depend clauses; a later task with depend
+ * clauses run at once (outside herd) first waits for those (dep_only: a
+ * superset of its predecessors). */
+void herd__omp_add_event(omp_task *parent, omp_event *e, int dep);
+void herd__omp_wait_events(omp_task *t, int dep_only);
 /* unsupported.c */
 void herd__omp_unsupported(const char *what, void *caller) __attribute__((noreturn));
 void herd__omp_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

@@ -302,6 +302,8 @@ OMP_API void GOMP_barrier(void) {
     omp_task *t = omp__saved;
     if (herd__self())
         herd__omp_wait_tasks(t); /* this member's tasks; the barrier then covers the team's */
+    else if (t->deps)
+        herd__omp_wait_events(t, 0); /* outside herd: its undeferred detached tasks */
     if (t->team && t->team->nthreads > 1)
         herd_barrier_wait(&t->team->bar);
     OMP_RESTORE();
