@@ -45,8 +45,16 @@ void herd__omp_doacross_init(omp_ws *ws, const omp_nest *nest) {
         herd__omp_fatal("out of memory for a doacross loop");
     dx->n = n;
     unsigned long long inner = 1; /* the flattened positions must fit a long */
+    int empty = 0;
     for (unsigned d = 0; d < n; d++) {
         unsigned long long c;
+        if (empty) {
+            /* A loop before is empty, so no iteration reaches an ordered
+             * depend (they are in the innermost loop): GCC leaves the
+             * counts after an empty loop unset. Not read. */
+            dx->counts[d] = 0;
+            continue;
+        }
         if (nest->ull) {
             c = ((const unsigned long long *)nest->counts)[d];
         } else {
@@ -58,6 +66,7 @@ void herd__omp_doacross_init(omp_ws *ws, const omp_nest *nest) {
         if (d > 0 && c > 1)
             inner *= c;
         dx->counts[d] = c;
+        empty = c == 0;
     }
     unsigned long long words = dx->counts[0] ? dx->counts[0] : 1;
     dx->posted = words <= SIZE_MAX / sizeof(long) ? calloc((size_t)words, sizeof(long)) : NULL;
