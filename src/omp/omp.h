@@ -178,6 +178,9 @@ void herd__omp_init(void);
 void herd__omp_display_env(int verbose);
 /* team.c: make sure herd runs; 0 or a herd error. */
 int herd__omp_start(void);
+/* team.c: stop herd's workers outside every region (omp_pause_resource);
+ * 0 paused, -1 not (a region runs). */
+int herd__omp_pause(void);
 /* ws.c */
 void herd__omp_ws_ring_init(omp_team *team);
 /* The next construct of member t: 1 when t must set it up (then call
