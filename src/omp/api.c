@@ -80,17 +80,7 @@ OMP_API void omp_get_schedule(int *kind, int *chunk) {
 OMP_API int omp_in_final(void) { return herd__omp_task()->final; }
 OMP_API int omp_get_cancellation(void) { return herd__omp_g.cancellation; }
 OMP_API int omp_get_proc_bind(void) { return herd__omp_task()->icv.bind; }
-OMP_API int omp_get_num_places(void) { return 0; }
-OMP_API int omp_get_place_num(void) { return -1; }
-OMP_API int omp_get_partition_num_places(void) { return 0; }
-/* No places (herd binds its workers itself, docs/design/openmp.md): a place
- * number is never valid, so a place has no processors and no ids. */
-OMP_API int omp_get_place_num_procs(int place) {
-    (void)place;
-    return 0;
-}
-OMP_API void omp_get_place_proc_ids(int place, int *ids) { (void)place, (void)ids; }
-OMP_API void omp_get_partition_place_nums(int *places) { (void)places; }
+/* The places routines are in places.c. */
 OMP_API int omp_get_num_devices(void) { return 0; }
 OMP_API int omp_get_default_device(void) { return 0; }
 OMP_API void omp_set_default_device(int d) { (void)d; }

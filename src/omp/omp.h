@@ -176,6 +176,9 @@ omp_task *herd__omp_root(omp_task *t);
 /* icv.c */
 void herd__omp_init(void);
 void herd__omp_display_env(int verbose);
+/* places.c: check OMP_PLACES (stops on a malformed value); 1: an abstract
+ * name, 0: an explicit list (kept for the places routines). */
+int herd__omp_parse_places(const char *s);
 /* team.c: make sure herd runs; 0 or a herd error. */
 int herd__omp_start(void);
 /* team.c: stop herd's workers outside every region (omp_pause_resource);
