@@ -121,6 +121,14 @@ typedef struct omp_team {
     herd_group members;
     int preinit;        /* combined construct: worksharing 0 is set up */
     uintptr_t *red;     /* parallel reduction(task, ...): the members' registration */
+    /* cancellation (OMP_CANCELLATION=true, cancel.c): the region is
+     * cancelled; the current worksharing construct is (GCC runs static
+     * loops without a record: a team flag, reset when a barrier completes);
+     * the team's barrier, one that a cancel ends */
+    _Atomic int cancelled;
+    _Atomic int ws_cancelled;
+    _Atomic int cbar_count;
+    _Atomic long cbar_gen;
     omp_ws ws[WS_RING];
 } omp_team;
 
@@ -285,6 +293,7 @@ OMP_API void GOMP_taskgroup_reduction_register(uintptr_t *data);
 OMP_API void GOMP_taskgroup_start(void);
 OMP_API void GOMP_taskgroup_end(void);
 OMP_API void GOMP_barrier(void);
+OMP_API bool GOMP_barrier_cancel(void);
 OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
                        long arg_size, long arg_align, bool if_clause, unsigned flags,
                        void **depend, int priority, void *detach);
@@ -301,6 +310,10 @@ void herd__omp_event_wait(omp_event *e);
  * superset of its predecessors). */
 void herd__omp_add_event(omp_task *parent, omp_event *e, int dep);
 void herd__omp_wait_events(omp_task *t, int dep_only);
+/* cancel.c: with cancel-var true, every team barrier is this one: it
+ * waits for the members, or until the region is cancelled; true when it
+ * is (GOMP_barrier_cancel's answer). */
+bool herd__omp_cancel_barrier(omp_task *t);
 /* unsupported.c */
 void herd__omp_unsupported(const char *what, void *caller) __attribute__((noreturn));
 void herd__omp_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

@@ -331,12 +331,23 @@ OMP_API void GOMP_barrier(void) {
         herd__omp_wait_tasks(t); /* this member's tasks; the barrier then covers the team's */
     else if (t->deps)
         herd__omp_wait_events(t, 0); /* outside herd: its undeferred detached tasks */
-    if (t->team && t->team->nthreads > 1)
+    if (__builtin_expect(herd__omp_g.cancellation, 0))
+        (void)herd__omp_cancel_barrier(t); /* one a cancel ends (cancel.c) */
+    else if (t->team && t->team->nthreads > 1)
         herd_barrier_wait(&t->team->bar);
     OMP_RESTORE();
 }
 
 OMP_API bool GOMP_barrier_cancel(void) {
-    GOMP_barrier();
-    return false;
+    OMP_SAVE();
+    omp_task *t = omp__saved;
+    if (herd__self())
+        herd__omp_wait_tasks(t);
+    else if (t->deps)
+        herd__omp_wait_events(t, 0);
+    bool cancelled = herd__omp_g.cancellation ? herd__omp_cancel_barrier(t) : false;
+    if (!herd__omp_g.cancellation && t->team && t->team->nthreads > 1)
+        herd_barrier_wait(&t->team->bar);
+    OMP_RESTORE();
+    return cancelled;
 }

@@ -31,27 +31,6 @@ void herd__omp_unsupported(const char *what, void *caller) {
     abort();
 }
 
-/* ------------------------------------------------------------ cancellation */
-
-/* With cancel-var false (OMP_CANCELLATION unset or false, the default) a
- * cancel construct and a cancellation point do nothing, as the
- * specification says: no region is ever cancelled. With it true, herd would
- * have to cancel, which it does not implement: the first one stops. */
-OMP_API bool GOMP_cancel(int which, bool do_cancel) {
-    (void)which, (void)do_cancel;
-    if (herd__omp_g.cancellation)
-        herd__omp_unsupported("cancel (with OMP_CANCELLATION=true)", __builtin_return_address(0));
-    return false;
-}
-
-OMP_API bool GOMP_cancellation_point(int which) {
-    (void)which;
-    if (herd__omp_g.cancellation)
-        herd__omp_unsupported("cancellation point (with OMP_CANCELLATION=true)",
-                              __builtin_return_address(0));
-    return false;
-}
-
 #define UNSUPPORTED(sym, what)                                                                     \
     OMP_API void sym(void) { herd__omp_unsupported(what, __builtin_return_address(0)); }
 #include "omp/unsupported.def"

@@ -480,9 +480,11 @@ OMP_API void GOMP_loop_end(void) {
     GOMP_barrier();
 }
 
+/* The end of a loop in a region that may be cancelled: true when the
+ * region (parallel) is, and the member goes to its end. */
 OMP_API bool GOMP_loop_end_cancel(void) {
-    GOMP_loop_end();
-    return false;
+    GOMP_loop_end_nowait();
+    return GOMP_barrier_cancel();
 }
 
 OMP_API void GOMP_ordered_start(void) {
@@ -499,6 +501,9 @@ OMP_API unsigned GOMP_sections_next(void) {
     omp_task *t = herd__omp_task();
     /* ORDER: relaxed; hands out distinct section numbers. */
     unsigned i = atomic_fetch_add_explicit(&t->ws->sect_next, 1, memory_order_relaxed);
+    /* ORDER: relaxed; a cancel is seen soon enough (a cancellation point) */
+    if (t->team && atomic_load_explicit(&t->team->ws_cancelled, memory_order_relaxed))
+        return 0;
     return i <= t->ws->sect_count ? i : 0;
 }
 
@@ -526,8 +531,8 @@ OMP_API void GOMP_sections_end(void) {
 }
 
 OMP_API bool GOMP_sections_end_cancel(void) {
-    GOMP_sections_end();
-    return false;
+    GOMP_sections_end_nowait();
+    return GOMP_barrier_cancel();
 }
 
 /* ----------------------------------------------------------------- single */
