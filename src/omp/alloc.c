@@ -54,11 +54,17 @@ typedef struct block_hdr {
 } block_hdr;
 
 static alloc_rec predefined = {1, 0, 0, ATV_DEFAULT_MEM_FB, 0, 0};
-static __thread uintptr_t def_allocator; /* def-allocator-var; 0: OMP_ALLOCATOR's */
+/* def-allocator-var: an ICV of the data environment (icv.def_alloc, 0:
+ * OMP_ALLOCATOR's), so a region's members and tasks inherit what their
+ * encountering task set. */
+static uintptr_t def_allocator(void) {
+    uintptr_t h = herd__omp_task()->icv.def_alloc;
+    return h ? h : (uintptr_t)herd__omp_g.def_allocator;
+}
 
 static alloc_rec *lookup(uintptr_t h) {
     if (h == AL_NULL) {
-        h = def_allocator ? def_allocator : (uintptr_t)herd__omp_g.def_allocator;
+        h = def_allocator();
         if (h == AL_NULL)
             h = AL_DEFAULT;
     }
@@ -86,6 +92,8 @@ static void *fall_back(alloc_rec *a, uintptr_t handle, size_t align, size_t size
 }
 
 static void *alloc_with(uintptr_t handle, size_t align, size_t size, int depth) {
+    if (!size)
+        return NULL; /* a block of no bytes is no block (as libgomp answers) */
     alloc_rec *a = lookup(handle);
     if (a->alignment > align)
         align = a->alignment;
@@ -168,6 +176,10 @@ OMP_API void omp_free(void *ptr, uintptr_t allocator) {
         free(h->base);
 }
 
+/* allocator omp_null_allocator: the block's own (the specification's
+ * rule). Within one pool only the growth counts: the old block's bytes are
+ * given back before the new block is taken, and counted again if it cannot
+ * be (the old block stays as it was), or before omp_free takes them off. */
 OMP_API void *omp_realloc(void *ptr, size_t size, uintptr_t allocator, uintptr_t free_allocator) {
     if (!ptr)
         return omp_alloc(size, allocator);
@@ -176,10 +188,19 @@ OMP_API void *omp_realloc(void *ptr, size_t size, uintptr_t allocator, uintptr_t
         return NULL;
     }
     block_hdr *h = (block_hdr *)ptr - 1;
-    void *n = omp_alloc(size, allocator);
+    alloc_rec *old = h->a;
+    size_t old_size = h->size;
+    uintptr_t to = allocator ? allocator : (uintptr_t)old;
+    int same_pool = old->pool_size && lookup(to) == old;
+    /* ORDER: relaxed; the pool's count only (alloc_with). */
+    if (same_pool)
+        atomic_fetch_sub_explicit(&old->used, old_size, memory_order_relaxed);
+    void *n = alloc_with(to, 1, size, 0);
+    if (same_pool) /* ORDER: relaxed, as above */
+        atomic_fetch_add_explicit(&old->used, old_size, memory_order_relaxed);
     if (!n)
         return NULL; /* the old block is left as it was */
-    memcpy(n, ptr, h->size < size ? h->size : size);
+    memcpy(n, ptr, old_size < size ? old_size : size);
     omp_free(ptr, free_allocator);
     return n;
 }
@@ -249,9 +270,11 @@ OMP_API void omp_destroy_allocator(uintptr_t allocator) {
         free((void *)allocator);
 }
 
-OMP_API void omp_set_default_allocator(uintptr_t allocator) { def_allocator = allocator; }
+OMP_API void omp_set_default_allocator(uintptr_t allocator) {
+    herd__omp_task()->icv.def_alloc = allocator;
+}
 
 OMP_API uintptr_t omp_get_default_allocator(void) {
-    uintptr_t h = def_allocator ? def_allocator : (uintptr_t)herd__omp_g.def_allocator;
+    uintptr_t h = def_allocator();
     return h ? h : AL_DEFAULT;
 }

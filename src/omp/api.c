@@ -80,9 +80,7 @@ OMP_API void omp_get_schedule(int *kind, int *chunk) {
 OMP_API int omp_in_final(void) { return herd__omp_task()->final; }
 OMP_API int omp_get_cancellation(void) { return herd__omp_g.cancellation; }
 OMP_API int omp_get_proc_bind(void) { return herd__omp_task()->icv.bind; }
-OMP_API int omp_get_num_places(void) { return 0; }
-OMP_API int omp_get_place_num(void) { return -1; }
-OMP_API int omp_get_partition_num_places(void) { return 0; }
+/* The places routines are in places.c. */
 OMP_API int omp_get_num_devices(void) { return 0; }
 OMP_API int omp_get_default_device(void) { return 0; }
 OMP_API void omp_set_default_device(int d) { (void)d; }
@@ -130,28 +128,4 @@ OMP_API int omp_get_ancestor_thread_num_(const int *l) { return omp_get_ancestor
 OMP_API int omp_get_team_size_(const int *l) { return omp_get_team_size(*l); }
 OMP_API double omp_get_wtime_(void) { return omp_get_wtime(); }
 OMP_API double omp_get_wtick_(void) { return omp_get_wtick(); }
-/* Fortran simple locks: integer(omp_lock_kind=4) holds the lock itself;
- * nest locks (kind 8) hold a pointer to a C nest lock. */
-void omp_init_lock(void *);
-void omp_set_lock(void *);
-void omp_unset_lock(void *);
-int omp_test_lock(void *);
-void omp_init_nest_lock(void *);
-void omp_set_nest_lock(void *);
-void omp_unset_nest_lock(void *);
-int omp_test_nest_lock(void *);
-OMP_API void omp_init_lock_(void *l) { omp_init_lock(l); }
-OMP_API void omp_destroy_lock_(void *l) { (void)l; }
-OMP_API void omp_set_lock_(void *l) { omp_set_lock(l); }
-OMP_API void omp_unset_lock_(void *l) { omp_unset_lock(l); }
-OMP_API int omp_test_lock_(void *l) { return omp_test_lock(l); }
-OMP_API void omp_init_nest_lock_(void **l) {
-    *l = malloc(16);
-    if (!*l)
-        herd__omp_fatal("out of memory for a nest lock");
-    omp_init_nest_lock(*l);
-}
-OMP_API void omp_destroy_nest_lock_(void **l) { free(*l); *l = NULL; }
-OMP_API void omp_set_nest_lock_(void **l) { omp_set_nest_lock(*l); }
-OMP_API void omp_unset_nest_lock_(void **l) { omp_unset_nest_lock(*l); }
-OMP_API int omp_test_nest_lock_(void **l) { return omp_test_nest_lock(*l); }
+/* The Fortran locks are in lock.c (their symbol versions). */

@@ -76,8 +76,18 @@ typedef struct dep_entry {
     int nin, capin;
 } dep_entry;
 
+/* An undeferred detached task whose body has run: it completes when its
+ * event is fulfilled (detach.c). Kept by its creator, waited for where the
+ * creator waits for its tasks. */
+typedef struct pending_event {
+    omp_event *e;
+    int dep; /* the task had depend clauses */
+    struct pending_event *next;
+} pending_event;
+
 struct omp_deps {
     herd_group g; /* released deferred tasks */
+    pending_event *events; /* owner only, like the table */
     dep_entry *tab;
     size_t cap, used; /* open addressing, cap a power of 2 */
 };
@@ -381,16 +391,44 @@ herd_group *herd__omp_deps_group(omp_deps *d) {
     return &d->g;
 }
 
+void herd__omp_add_event(omp_task *parent, omp_event *e, int dep) {
+    omp_deps *d = deps_of(parent);
+    pending_event *p = xmalloc(sizeof *p);
+    p->e = e;
+    p->dep = dep;
+    p->next = d->events;
+    d->events = p;
+}
+
+void herd__omp_wait_events(omp_task *t, int dep_only) {
+    omp_deps *d = t->deps;
+    if (!d) return;
+    for (pending_event **pp = &d->events; *pp;) {
+        pending_event *p = *pp;
+        if (dep_only && !p->dep) {
+            pp = &p->next;
+            continue;
+        }
+        *pp = p->next;
+        herd__omp_event_wait(p->e); /* and drops the task's reference */
+        free(p);
+    }
+}
+
 void herd__omp_wait_tasks(omp_task *t) {
     herd__omp_wait_children(t);
     for (omp_taskgroup *tg = t->tg; tg; tg = tg->prev)
         herd_group_wait(&tg->g);
-    if (t->deps) herd_group_wait(&t->deps->g);
+    if (t->deps) {
+        herd_group_wait(&t->deps->g);
+        herd__omp_wait_events(t, 0);
+    }
 }
 
 void herd__omp_deps_free(omp_task *t) {
     omp_deps *d = t->deps;
     if (!d) return;
+    herd__omp_wait_events(t, 0); /* its undeferred detached tasks complete first */
     for (size_t i = 0; i < d->cap; i++) {
         dep_entry *e = &d->tab[i];
         if (!e->addr) continue;

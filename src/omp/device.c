@@ -79,15 +79,22 @@ OMP_API int omp_target_disassociate_ptr(const void *ptr, int device) {
     return EINVAL;
 }
 
-/* herd keeps its workers for the life of the process (a stopped runtime is
- * not started again): pausing is refused, as the specification allows
- * (non-zero: not paused). */
+/* Pausing stops herd's workers (their threads end, their stacks are
+ * freed) when no region runs: so a program may fork() afterwards and the
+ * child start afresh, as OpenMP 5.0 prescribes; the next region starts herd
+ * again. Soft and hard pauses do the same (herd keeps no other state worth
+ * keeping); threadprivate data of the ended threads goes with them. While a
+ * region runs the pause is refused (non-zero). The host is the only device. */
+enum { PAUSE_SOFT = 1, PAUSE_HARD = 2 };
+
 OMP_API int omp_pause_resource(int kind, int device) {
-    (void)kind, (void)device;
-    return -1;
+    if ((kind != PAUSE_SOFT && kind != PAUSE_HARD) || (device != 0 && device != -1))
+        return -1;
+    return herd__omp_pause();
 }
 
 OMP_API int omp_pause_resource_all(int kind) {
-    (void)kind;
-    return -1;
+    if (kind != PAUSE_SOFT && kind != PAUSE_HARD)
+        return -1;
+    return herd__omp_pause();
 }

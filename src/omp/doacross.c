@@ -45,8 +45,16 @@ void herd__omp_doacross_init(omp_ws *ws, const omp_nest *nest) {
         herd__omp_fatal("out of memory for a doacross loop");
     dx->n = n;
     unsigned long long inner = 1; /* the flattened positions must fit a long */
+    int empty = 0;
     for (unsigned d = 0; d < n; d++) {
         unsigned long long c;
+        if (empty) {
+            /* A loop before is empty, so no iteration reaches an ordered
+             * depend (they are in the innermost loop): GCC leaves the
+             * counts after an empty loop unset. Not read. */
+            dx->counts[d] = 0;
+            continue;
+        }
         if (nest->ull) {
             c = ((const unsigned long long *)nest->counts)[d];
         } else {
@@ -58,6 +66,7 @@ void herd__omp_doacross_init(omp_ws *ws, const omp_nest *nest) {
         if (d > 0 && c > 1)
             inner *= c;
         dx->counts[d] = c;
+        empty = c == 0;
     }
     unsigned long long words = dx->counts[0] ? dx->counts[0] : 1;
     dx->posted = words <= SIZE_MAX / sizeof(long) ? calloc((size_t)words, sizeof(long)) : NULL;
@@ -105,6 +114,9 @@ static void post(omp_doacross *dx, const unsigned long long *v) {
     atomic_store_explicit(&dx->posted[v[0]], p, memory_order_release);
 }
 
+/* An orphaned loop (no team) runs in a team of one too (ws.c). */
+static int team_of_one(const omp_task *t) { return !t->team || t->team->nthreads == 1; }
+
 static void wait_for(omp_doacross *dx, const unsigned long long *v) {
     if (v[0] >= dx->counts[0])
         return;
@@ -113,7 +125,7 @@ static void wait_for(omp_doacross *dx, const unsigned long long *v) {
         return;
     _Atomic long *w = &dx->posted[v[0]];
     for (unsigned i = 1; atomic_load_explicit(w, memory_order_relaxed) < p; i++) {
-        if (i == 1 && herd__omp_task()->team->nthreads == 1)
+        if (i == 1 && team_of_one(herd__omp_task()))
             herd__omp_fatal("ordered depend(sink) waits for an iteration that a team of one thread "
                             "has not run: the sink names a later iteration");
         herd__cpu_relax();

@@ -287,14 +287,10 @@ void herd__omp_init(void) {
         snprintf(herd_bind_env, sizeof herd_bind_env, "%s", hb);
         setenv("HERD_BIND", herd_bind_env, 0);
     }
-    if ((s = getenv("OMP_PLACES")) && *s) {
-        /* Abstract names map onto herd's placement (one worker per PU of
-         * the cpuset); explicit place lists are not interpreted. */
-        if (strcasecmp(s, "threads") && strcasecmp(s, "cores") && strcasecmp(s, "sockets") &&
-            strcasecmp(s, "ll_caches") && strcasecmp(s, "numa_domains"))
-            bad("OMP_PLACES", s, "threads, cores, sockets, ll_caches, numa_domains "
-                                 "(explicit place lists are not supported by herd)");
-    }
+    /* Abstract names keep herd's placement; an explicit list is kept as
+     * places and leaves the threads unbound unless HERD_BIND says (places.c). */
+    if ((s = getenv("OMP_PLACES")) && *s && !herd__omp_parse_places(s) && !getenv("HERD_BIND"))
+        setenv("HERD_BIND", "none", 0);
     if ((s = getenv("OMP_STACKSIZE")) && *s)
         g->stacksize = parse_stacksize(s);
     if ((s = getenv("OMP_WAIT_POLICY")) && *s) {

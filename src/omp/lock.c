@@ -141,23 +141,23 @@ _Static_assert(sizeof(nest_lock) == 16, "omp_nest_lock_t is 16 bytes in GCC's om
 
 #define LOCK(p) ((_Atomic uint32_t *)(p))
 
-OMP_API void omp_init_lock(void *l) { atomic_init(LOCK(l), 0); }
-OMP_API void omp_init_lock_with_hint(void *l, int hint) { (void)hint; omp_init_lock(l); }
-OMP_API void omp_destroy_lock(void *l) { (void)l; }
-OMP_API void omp_set_lock(void *l) { herd__omp_word_lock(LOCK(l)); }
-OMP_API void omp_unset_lock(void *l) { herd__omp_word_unlock(LOCK(l)); }
-OMP_API int omp_test_lock(void *l) { return herd__omp_word_trylock(LOCK(l)); }
+OMP_API void omp_init_lock_30(void *l) { atomic_init(LOCK(l), 0); }
+OMP_API void omp_init_lock_with_hint(void *l, int hint) { (void)hint; omp_init_lock_30(l); }
+OMP_API void omp_destroy_lock_30(void *l) { (void)l; }
+OMP_API void omp_set_lock_30(void *l) { herd__omp_word_lock(LOCK(l)); }
+OMP_API void omp_unset_lock_30(void *l) { herd__omp_word_unlock(LOCK(l)); }
+OMP_API int omp_test_lock_30(void *l) { return herd__omp_word_trylock(LOCK(l)); }
 
-OMP_API void omp_init_nest_lock(void *p) {
+OMP_API void omp_init_nest_lock_30(void *p) {
     nest_lock *l = p;
     atomic_init(&l->word, 0);
     l->count = 0;
     l->owner = NULL;
 }
-OMP_API void omp_init_nest_lock_with_hint(void *l, int hint) { (void)hint; omp_init_nest_lock(l); }
-OMP_API void omp_destroy_nest_lock(void *l) { (void)l; }
+OMP_API void omp_init_nest_lock_with_hint(void *l, int hint) { (void)hint; omp_init_nest_lock_30(l); }
+OMP_API void omp_destroy_nest_lock_30(void *l) { (void)l; }
 
-OMP_API void omp_set_nest_lock(void *p) {
+OMP_API void omp_set_nest_lock_30(void *p) {
     nest_lock *l = p;
     omp_task *me = herd__omp_task();
     if (l->owner == me) { /* only the owner can see itself here */
@@ -169,7 +169,7 @@ OMP_API void omp_set_nest_lock(void *p) {
     l->count = 1;
 }
 
-OMP_API void omp_unset_nest_lock(void *p) {
+OMP_API void omp_unset_nest_lock_30(void *p) {
     nest_lock *l = p;
     if (--l->count == 0) {
         l->owner = NULL;
@@ -177,7 +177,7 @@ OMP_API void omp_unset_nest_lock(void *p) {
     }
 }
 
-OMP_API int omp_test_nest_lock(void *p) {
+OMP_API int omp_test_nest_lock_30(void *p) {
     nest_lock *l = p;
     omp_task *me = herd__omp_task();
     if (l->owner == me)
@@ -188,6 +188,53 @@ OMP_API int omp_test_nest_lock(void *p) {
     l->count = 1;
     return 1;
 }
+
+/* The current locks are omp_*_lock@@OMP_3.0 (the default version), as in
+ * the system libgomp: the version script names the plain names in OMP_1.0
+ * too, for the name@OMP_1.0 aliases below, so the definitions carry other
+ * names (`_30`) and are bound here. */
+#define DEFAULT_30(n) __asm__(".symver " #n "_30," #n "@@OMP_3.0")
+DEFAULT_30(omp_init_lock);
+DEFAULT_30(omp_destroy_lock);
+DEFAULT_30(omp_set_lock);
+DEFAULT_30(omp_unset_lock);
+DEFAULT_30(omp_test_lock);
+DEFAULT_30(omp_init_nest_lock);
+DEFAULT_30(omp_destroy_nest_lock);
+DEFAULT_30(omp_set_nest_lock);
+DEFAULT_30(omp_unset_nest_lock);
+DEFAULT_30(omp_test_nest_lock);
+DEFAULT_30(omp_init_lock_);
+DEFAULT_30(omp_destroy_lock_);
+DEFAULT_30(omp_set_lock_);
+DEFAULT_30(omp_unset_lock_);
+DEFAULT_30(omp_test_lock_);
+DEFAULT_30(omp_init_nest_lock_);
+DEFAULT_30(omp_destroy_nest_lock_);
+DEFAULT_30(omp_set_nest_lock_);
+DEFAULT_30(omp_unset_nest_lock_);
+DEFAULT_30(omp_test_nest_lock_);
+
+/* Fortran: integer(omp_lock_kind=4) holds the simple lock itself; a nest
+ * lock (kind 8) holds a pointer to a C nest lock (16 bytes). */
+OMP_API void omp_init_lock__30(void *l) { omp_init_lock_30(l); }
+OMP_API void omp_destroy_lock__30(void *l) { (void)l; }
+OMP_API void omp_set_lock__30(void *l) { omp_set_lock_30(l); }
+OMP_API void omp_unset_lock__30(void *l) { omp_unset_lock_30(l); }
+OMP_API int omp_test_lock__30(void *l) { return omp_test_lock_30(l); }
+OMP_API void omp_init_nest_lock__30(void **l) {
+    *l = malloc(sizeof(nest_lock));
+    if (!*l)
+        herd__omp_fatal("out of memory for a nest lock");
+    omp_init_nest_lock_30(*l);
+}
+OMP_API void omp_destroy_nest_lock__30(void **l) {
+    free(*l);
+    *l = NULL;
+}
+OMP_API void omp_set_nest_lock__30(void **l) { omp_set_nest_lock_30(*l); }
+OMP_API void omp_unset_nest_lock__30(void **l) { omp_unset_nest_lock_30(*l); }
+OMP_API int omp_test_nest_lock__30(void **l) { return omp_test_nest_lock_30(*l); }
 
 /* OMP_1.0 compatibility versions: the simple lock has the same layout; the
  * old nest lock is 8 bytes {int owner; int count;} owned by a thread. */
@@ -235,11 +282,26 @@ __asm__(".symver omp_destroy_nest_lock_25,omp_destroy_nest_lock@OMP_1.0");
 __asm__(".symver omp_set_nest_lock_25,omp_set_nest_lock@OMP_1.0");
 __asm__(".symver omp_unset_nest_lock_25,omp_unset_nest_lock@OMP_1.0");
 __asm__(".symver omp_test_nest_lock_25,omp_test_nest_lock@OMP_1.0");
-OMP_API void omp_init_lock_25(void *l) { omp_init_lock(l); }
+OMP_API void omp_init_lock_25(void *l) { omp_init_lock_30(l); }
 OMP_API void omp_destroy_lock_25(void *l) { (void)l; }
-OMP_API void omp_set_lock_25(void *l) { omp_set_lock(l); }
-OMP_API void omp_unset_lock_25(void *l) { omp_unset_lock(l); }
-OMP_API int omp_test_lock_25(void *l) { return omp_test_lock(l); }
+OMP_API void omp_set_lock_25(void *l) { omp_set_lock_30(l); }
+OMP_API void omp_unset_lock_25(void *l) { omp_unset_lock_30(l); }
+OMP_API int omp_test_lock_25(void *l) { return omp_test_lock_30(l); }
+
+/* Fortran's OMP_1.0 locks hold the old locks themselves (kinds 4 and 8). */
+#define FORTRAN_25(op, ret, type)                                                                \
+    OMP_API ret omp_##op##__25(type *l) { return omp_##op##_25(l); }                            \
+    __asm__(".symver omp_" #op "__25,omp_" #op "_@OMP_1.0")
+FORTRAN_25(init_lock, void, int);
+FORTRAN_25(destroy_lock, void, int);
+FORTRAN_25(set_lock, void, int);
+FORTRAN_25(unset_lock, void, int);
+FORTRAN_25(test_lock, int, int);
+FORTRAN_25(init_nest_lock, void, long);
+FORTRAN_25(destroy_nest_lock, void, long);
+FORTRAN_25(set_nest_lock, void, long);
+FORTRAN_25(unset_nest_lock, void, long);
+FORTRAN_25(test_nest_lock, int, long);
 
 /* ------------------------------------------------------ critical, atomic */
 

@@ -33,6 +33,7 @@ enum { OMP_SCHED_RUNTIME = 0, OMP_SCHED_STATIC = 1, OMP_SCHED_DYNAMIC = 2,
 #define OMP_TASK_NOGROUP 2048u
 #define OMP_TASK_REDUCTION 4096u
 #define OMP_TASK_DETACH 8192u
+#define OMP_TASK_STRICT 16384u /* grainsize(strict: g), num_tasks(strict: n) */
 
 /* Data-environment ICVs, copied into every task. */
 typedef struct omp_icv {
@@ -42,6 +43,7 @@ typedef struct omp_icv {
     int run_sched;     /* run-sched-var kind (OMP_SCHED_*, may carry MONOTONIC) */
     long run_chunk;
     int bind;          /* bind-var (omp_proc_bind_t) */
+    uintptr_t def_alloc; /* def-allocator-var (alloc.c); 0: OMP_ALLOCATOR's */
 } omp_icv;
 
 /* Process-wide settings from the OMP_* environment (icv.c). */
@@ -119,6 +121,14 @@ typedef struct omp_team {
     herd_group members;
     int preinit;        /* combined construct: worksharing 0 is set up */
     uintptr_t *red;     /* parallel reduction(task, ...): the members' registration */
+    /* cancellation (OMP_CANCELLATION=true, cancel.c): the region is
+     * cancelled; the current worksharing construct is (GCC runs static
+     * loops without a record: a team flag, reset when a barrier completes);
+     * the team's barrier, one that a cancel ends */
+    _Atomic int cancelled;
+    _Atomic int ws_cancelled;
+    _Atomic int cbar_count;
+    _Atomic long cbar_gen;
     omp_ws ws[WS_RING];
 } omp_team;
 
@@ -177,8 +187,14 @@ void herd__omp_init(void);
  * what a libgomp thread would get (icv.c). */
 size_t herd__omp_stack_size(void);
 void herd__omp_display_env(int verbose);
+/* places.c: check OMP_PLACES (stops on a malformed value); 1: an abstract
+ * name, 0: an explicit list (kept for the places routines). */
+int herd__omp_parse_places(const char *s);
 /* team.c: make sure herd runs; 0 or a herd error. */
 int herd__omp_start(void);
+/* team.c: stop herd's workers outside every region (omp_pause_resource);
+ * 0 paused, -1 not (a region runs). */
+int herd__omp_pause(void);
 /* ws.c */
 void herd__omp_ws_ring_init(omp_team *team);
 /* The next construct of member t: 1 when t must set it up (then call
@@ -280,10 +296,27 @@ OMP_API void GOMP_taskgroup_reduction_register(uintptr_t *data);
 OMP_API void GOMP_taskgroup_start(void);
 OMP_API void GOMP_taskgroup_end(void);
 OMP_API void GOMP_barrier(void);
+OMP_API bool GOMP_barrier_cancel(void);
+OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                       long arg_size, long arg_align, bool if_clause, unsigned flags,
+                       void **depend, int priority, void *detach);
 /* detach.c: a detached task's event; the task waits for it after its body
  * (on a worker, yielding it), then drops its reference. */
 omp_event *herd__omp_event_new(void);
 void herd__omp_event_wait(omp_event *e);
+/* depend.c: an undeferred detached task of parent whose body has run
+ * completes with its event: parent keeps it in its dependence record and
+ * waits for it wherever it waits for its tasks (taskwait, taskgroup end,
+ * barrier, its own end: herd__omp_wait_tasks, herd__omp_deps_free), inside
+ * herd or not. dep: the task had depend clauses; a later task with depend
+ * clauses run at once (outside herd) first waits for those (dep_only: a
+ * superset of its predecessors). */
+void herd__omp_add_event(omp_task *parent, omp_event *e, int dep);
+void herd__omp_wait_events(omp_task *t, int dep_only);
+/* cancel.c: with cancel-var true, every team barrier is this one: it
+ * waits for the members, or until the region is cancelled; true when it
+ * is (GOMP_barrier_cancel's answer). */
+bool herd__omp_cancel_barrier(omp_task *t);
 /* unsupported.c */
 void herd__omp_unsupported(const char *what, void *caller) __attribute__((noreturn));
 void herd__omp_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

@@ -176,7 +176,7 @@ OMP_API void GOMP_task_reduction_remap(size_t cnt, size_t cntorig, void **ptrs) 
  * GOMP_workshare_task_reduction_unregister. */
 void herd__omp_ws_red_start(omp_task *t, uintptr_t *data) {
     omp_ws *ws = t->ws;
-    int n = t->team->nthreads;
+    int n = t->team ? t->team->nthreads : 1; /* no team: an orphaned construct */
     uintptr_t *outer = herd__omp_red_of(t);
     GOMP_taskgroup_start();
     if (herd__omp_ws_extra(&ws->red_state)) {

@@ -364,8 +364,12 @@ static __attribute__((noinline)) void taskwait_general(void) {
 
 OMP_API void GOMP_taskwait(void) {
     herd__hot *h = herd__tls;
-    if (!h)
-        return; /* outside herd every task ran undeferred */
+    if (!h) { /* outside herd every task ran undeferred */
+        omp_task *t = herd__omp_cur;
+        if (t && t->deps)
+            herd__omp_wait_events(t, 0); /* undeferred detached tasks */
+        return;
+    }
     /* The commonest waits on the finest grain, with no taskgroup and no
      * dependences: a task that never queued a child (Frames), or one whose
      * children are neither queued nor out (herd_wait's own early exit, J0). */
@@ -412,9 +416,16 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
     /* A detached task is never throttled: run at once, it would hold its
      * creator until its event, which a later task may be the one to fulfil. */
     if (!if_clause || parent->final || !herd__self() || (!ev && throttled(herd__tls))) {
+        /* Run in creation order (outside herd, or under a final task): its
+         * predecessors have run, but detached ones may not be complete. */
+        if ((flags & OMP_TASK_DEPEND) && parent->deps)
+            herd__omp_wait_events(parent, 1);
         run_now(parent, fn, data, cpyfn, arg_size, arg_align, final);
+        /* Its body has run, which is all an undeferred task holds its
+         * creator for; it completes with its event, which a later task may
+         * be the one to fulfil: its creator waits for it with its tasks. */
         if (ev)
-            herd__omp_event_wait(ev); /* an undeferred task completes with its event */
+            herd__omp_add_event(parent, ev, (flags & OMP_TASK_DEPEND) != 0);
     } else {
         spawn(parent, fn, data, cpyfn, arg_size, arg_align, final, ev);
     }
@@ -440,8 +451,12 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
 }
 
 OMP_API void GOMP_taskwait_depend(void **depend) {
-    if (!herd__self())
-        return; /* outside herd every task ran undeferred */
+    if (!herd__self()) { /* outside herd every task ran undeferred */
+        omp_task *t = herd__omp_task();
+        if (t->deps)
+            herd__omp_wait_events(t, 1); /* detached ones with dependences: a superset */
+        return;
+    }
     OMP_SAVE();
     if (!omp__saved->final)
         herd__omp_taskwait_depend(omp__saved, depend);
@@ -479,6 +494,8 @@ OMP_API void GOMP_taskgroup_end(void) {
         if (t->deps)
             herd_group_wait(herd__omp_deps_group(t->deps));
     }
+    if (t->deps)
+        herd__omp_wait_events(t, 0); /* undeferred detached tasks (a superset too) */
     t->tg = tg->prev;
     if (tg->red) { /* its registration ends with it (GCC's code frees the copies) */
         /* ORDER: relaxed; the count only lets herd__omp_red_of skip its walk,
@@ -505,8 +522,12 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
     }
     OMP_SAVE();
     omp_task *parent = omp__saved;
-    unsigned long ntasks;
-    if (flags & OMP_TASK_GRAINSIZE) {
+    unsigned long ntasks, strict = 0;
+    if ((flags & OMP_TASK_GRAINSIZE) && (flags & OMP_TASK_STRICT)) {
+        /* grainsize(strict: g): g iterations each, the last task the rest */
+        strict = num_tasks ? num_tasks : 1;
+        ntasks = n / strict + (n % strict != 0);
+    } else if (flags & OMP_TASK_GRAINSIZE) {
         unsigned long g = num_tasks ? num_tasks : 1;
         ntasks = n / g ? n / g : 1; /* each task gets >= g and < 2g iterations */
     } else if (num_tasks) {
@@ -525,7 +546,7 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
     deferred = deferred && herd__omp_red_deferrable(parent);
     unsigned long q = n / ntasks, r = n % ntasks, lo = 0;
     for (unsigned long k = 0; k < ntasks; k++) {
-        unsigned long cnt = q + (k < r);
+        unsigned long cnt = strict ? (k + 1 < ntasks ? strict : n - lo) : q + (k < r);
         void *b = herd__omp_task_data(data, cpyfn, arg_size, arg_align);
         ((uint64_t *)b)[0] = start + (uint64_t)lo * step;
         ((uint64_t *)b)[1] = start + (uint64_t)(lo + cnt) * step;

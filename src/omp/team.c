@@ -21,8 +21,11 @@ __thread omp_task *herd__omp_cur __attribute__((tls_model("initial-exec")));
 static __thread omp_task initial_task;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static pthread_once_t start_once = PTHREAD_ONCE_INIT;
-static int start_rc;
+/* herd starts at the first region with more than one thread and again
+ * after a pause (omp_pause_resource: herd__omp_pause); start_lock orders
+ * the two. */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static int start_rc, stop_registered;
 
 static void ensure_init(void) { pthread_once(&init_once, herd__omp_init); }
 
@@ -58,12 +61,36 @@ static void start_herd(void) {
                               stack_setting);
     if (start_rc)
         herd__omp_fatal("cannot start herd: %s", herd_strerror(start_rc));
-    atexit(stop_at_exit);
+    if (!stop_registered++)
+        atexit(stop_at_exit);
 }
 
 int herd__omp_start(void) {
-    pthread_once(&start_once, start_herd);
+    /* ORDER: acquire; pairs with herd_start's publication of the runtime. */
+    if (__atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE))
+        return 0;
+    pthread_mutex_lock(&start_lock);
+    if (!__atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE)) /* ORDER: as above */
+        start_herd();
+    pthread_mutex_unlock(&start_lock);
     return start_rc;
+}
+
+/* omp_pause_resource: stop herd's workers (their threads end) when no
+ * region runs and the caller is no herd task; the next region starts herd
+ * again. 0: paused (or nothing ran), -1: a region runs. */
+int herd__omp_pause(void) {
+    int rc = 0;
+    pthread_mutex_lock(&start_lock);
+    herd__rt *rt = __atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE); /* ORDER: as above */
+    if (rt) {
+        if (herd__self() || atomic_load_explicit(&rt->adopted, memory_order_acquire))
+            rc = -1;
+        else if (herd_stop() != 0)
+            rc = -1;
+    }
+    pthread_mutex_unlock(&start_lock);
+    return rc;
 }
 
 void herd__omp_relax(void) {
@@ -306,12 +333,25 @@ OMP_API void GOMP_barrier(void) {
     omp_task *t = omp__saved;
     if (herd__self())
         herd__omp_wait_tasks(t); /* this member's tasks; the barrier then covers the team's */
-    if (t->team && t->team->nthreads > 1)
+    else if (t->deps)
+        herd__omp_wait_events(t, 0); /* outside herd: its undeferred detached tasks */
+    if (__builtin_expect(herd__omp_g.cancellation, 0))
+        (void)herd__omp_cancel_barrier(t); /* one a cancel ends (cancel.c) */
+    else if (t->team && t->team->nthreads > 1)
         herd_barrier_wait(&t->team->bar);
     OMP_RESTORE();
 }
 
 OMP_API bool GOMP_barrier_cancel(void) {
-    GOMP_barrier();
-    return false;
+    OMP_SAVE();
+    omp_task *t = omp__saved;
+    if (herd__self())
+        herd__omp_wait_tasks(t);
+    else if (t->deps)
+        herd__omp_wait_events(t, 0);
+    bool cancelled = herd__omp_g.cancellation ? herd__omp_cancel_barrier(t) : false;
+    if (!herd__omp_g.cancellation && t->team && t->team->nthreads > 1)
+        herd_barrier_wait(&t->team->bar);
+    OMP_RESTORE();
+    return cancelled;
 }

@@ -2,7 +2,8 @@
  *
  * An unsupported entry point stops the program at its first use with a
  * message naming the construct and the caller (dladdr, else the address):
- * never a silent wrong result. The stubs at the end cover every other
+ * never a silent wrong result (target regions run on the host: target.c).
+ * The stubs at the end cover every other
  * GOMP_ and omp_ symbol of the system libgomp, so any gcc-built binary loads;
  * it fails only if it reaches one. */
 #include "omp/omp.h"
@@ -29,56 +30,6 @@ void herd__omp_unsupported(const char *what, void *caller) {
                     "Run the program with the system libgomp instead.\n", what, where);
     abort();
 }
-
-/* ------------------------------------------------------------ cancellation */
-
-/* With cancel-var false (OMP_CANCELLATION unset or false, the default) a
- * cancel construct and a cancellation point do nothing, as the
- * specification says: no region is ever cancelled. With it true, herd would
- * have to cancel, which it does not implement: the first one stops. */
-OMP_API bool GOMP_cancel(int which, bool do_cancel) {
-    (void)which, (void)do_cancel;
-    if (herd__omp_g.cancellation)
-        herd__omp_unsupported("cancel (with OMP_CANCELLATION=true)", __builtin_return_address(0));
-    return false;
-}
-
-OMP_API bool GOMP_cancellation_point(int which) {
-    (void)which;
-    if (herd__omp_g.cancellation)
-        herd__omp_unsupported("cancellation point (with OMP_CANCELLATION=true)",
-                              __builtin_return_address(0));
-    return false;
-}
-
-/* ------------------------------------------------- target: host fallback */
-
-OMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void **hostaddrs,
-                             size_t *sizes, unsigned short *kinds, unsigned flags, void **depend,
-                             void **args) {
-    (void)device, (void)mapnum, (void)sizes, (void)kinds, (void)args;
-    if (flags & 1u) { /* nowait: a deferred task in libgomp; run it here */
-    }
-    if (depend)
-        herd__omp_unsupported("target with depend", __builtin_return_address(0));
-    fn(hostaddrs);
-}
-OMP_API void GOMP_target(int device, void (*fn)(void *), const void *unused, size_t mapnum,
-                         void **hostaddrs, size_t *sizes, unsigned char *kinds) {
-    (void)device, (void)unused, (void)mapnum, (void)sizes, (void)kinds;
-    fn(hostaddrs);
-}
-/* Data mapping on the host is the identity. */
-OMP_API void GOMP_target_data(void) {}
-OMP_API void GOMP_target_data_ext(void) {}
-OMP_API void GOMP_target_end_data(void) {}
-OMP_API void GOMP_target_update(void) {}
-OMP_API void GOMP_target_update_ext(void) {}
-OMP_API void GOMP_target_enter_exit_data(void) {}
-OMP_API void GOMP_offload_register(void) {}
-OMP_API void GOMP_offload_unregister(void) {}
-OMP_API void GOMP_offload_register_ver(void) {}
-OMP_API void GOMP_offload_unregister_ver(void) {}
 
 #define UNSUPPORTED(sym, what)                                                                     \
     OMP_API void sym(void) { herd__omp_unsupported(what, __builtin_return_address(0)); }

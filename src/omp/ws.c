@@ -30,7 +30,32 @@ void herd__omp_ws_ring_init(omp_team *team) {
     }
 }
 
+/* A worksharing construct met by a task outside any team (orphaned, outside
+ * every parallel region) binds to a team of one: the task itself. Its
+ * record is the task's alone, on the heap, freed when the task leaves it;
+ * constructs of one task do not overlap (a closely nested worksharing
+ * construct is not allowed), and other team-less tasks (run at once inside
+ * its body) get their own records. Not a hot path. */
+static int solo_begin(omp_task *t) {
+    omp_ws *ws = aligned_alloc(_Alignof(omp_ws), sizeof *ws);
+    if (!ws)
+        herd__omp_fatal("out of memory for a worksharing construct");
+    memset(ws, 0, sizeof *ws);
+    atomic_init(&ws->ready_for, -1);
+    t->ws = ws;
+    t->ws_k = t->ws_next++;
+    return 1;
+}
+
+static void solo_leave(omp_ws *ws) {
+    herd__omp_doacross_free(ws);
+    free(ws->mem);
+    free(ws);
+}
+
 int herd__omp_ws_begin(omp_task *t) {
+    if (__builtin_expect(!t->team, 0))
+        return solo_begin(t);
     long k = t->ws_next++;
     omp_ws *ws = &t->team->ws[k % WS_RING];
     t->ws = ws;
@@ -61,6 +86,10 @@ void herd__omp_ws_leave(omp_task *t) {
     if (!ws)
         return;
     t->ws = NULL;
+    if (!t->team) {
+        solo_leave(ws);
+        return;
+    }
     /* ORDER: acq_rel; the leavers' RMWs form a release sequence, so the last
      * one sees every member done with the record before it resets it. */
     if (atomic_fetch_add_explicit(&ws->left, 1, memory_order_acq_rel) + 1 != t->team->nthreads)
@@ -280,8 +309,6 @@ static void enter_loop(omp_task *t, int ordered) {
 static bool start_signed(long sched, int ordered, long start, long end, long incr, long chunk,
                          long *istart, long *iend, const omp_nest *nest) {
     omp_task *t = herd__omp_task();
-    if (!t->team)
-        herd__omp_fatal("a worksharing loop outside a parallel region"); /* not reached: GCC */
     if (herd__omp_ws_begin(t)) {
         herd__omp_loop_init(t->ws, t, sched, start, end, incr, chunk);
         if (nest)
@@ -453,9 +480,11 @@ OMP_API void GOMP_loop_end(void) {
     GOMP_barrier();
 }
 
+/* The end of a loop in a region that may be cancelled: true when the
+ * region (parallel) is, and the member goes to its end. */
 OMP_API bool GOMP_loop_end_cancel(void) {
-    GOMP_loop_end();
-    return false;
+    GOMP_loop_end_nowait();
+    return GOMP_barrier_cancel();
 }
 
 OMP_API void GOMP_ordered_start(void) {
@@ -472,6 +501,9 @@ OMP_API unsigned GOMP_sections_next(void) {
     omp_task *t = herd__omp_task();
     /* ORDER: relaxed; hands out distinct section numbers. */
     unsigned i = atomic_fetch_add_explicit(&t->ws->sect_next, 1, memory_order_relaxed);
+    /* ORDER: relaxed; a cancel is seen soon enough (a cancellation point) */
+    if (t->team && atomic_load_explicit(&t->team->ws_cancelled, memory_order_relaxed))
+        return 0;
     return i <= t->ws->sect_count ? i : 0;
 }
 
@@ -499,8 +531,8 @@ OMP_API void GOMP_sections_end(void) {
 }
 
 OMP_API bool GOMP_sections_end_cancel(void) {
-    GOMP_sections_end();
-    return false;
+    GOMP_sections_end_nowait();
+    return GOMP_barrier_cancel();
 }
 
 /* ----------------------------------------------------------------- single */

@@ -3,9 +3,34 @@
  * stderr; this checks it runs). */
 #include "check_omp.h"
 
+#include <sched.h>
+#include <strings.h>
+
 #include <sys/types.h>
 
+/* OMP_PROC_BIND=false (omp.affinity.unbound): every thread of a region may
+ * run on every CPU the process started with (threads are not bound). */
+static void check_unbound(void) {
+    const char *b = getenv("OMP_PROC_BIND");
+    if (!b || strcasecmp(b, "false"))
+        return;
+    cpu_set_t start;
+    CHECK_EQ(sched_getaffinity(0, sizeof start, &start), 0);
+    int bound = 0, members = 0;
+#pragma omp parallel num_threads(2) reduction(+ : bound, members)
+    {
+        cpu_set_t mine;
+        members++;
+        if (sched_getaffinity(0, sizeof mine, &mine) != 0 || !CPU_EQUAL(&mine, &start))
+            bound++;
+    }
+    CHECK_EQ(bound, 0);
+    CHECK(members >= 1);
+    CHECK_EQ(omp_get_proc_bind(), omp_proc_bind_false);
+}
+
 int main(void) {
+    check_unbound();
     char buf[512];
     omp_set_affinity_format("T%n/%N L%L");
     CHECK_EQ(omp_get_affinity_format(buf, sizeof buf), 10);

@@ -123,8 +123,71 @@ static void test_allocate_clause(void) {
     CHECK(sum == 1 || sum == 3);
 }
 
+/* Zero bytes give no block; omp_realloc within one pool counts only the
+ * growth, and with omp_null_allocator uses the block's allocator. */
+static void test_zero_and_realloc(void) {
+    CHECK(omp_alloc(0, omp_default_mem_alloc) == NULL);
+    CHECK(omp_aligned_calloc(64, 0, 8, omp_default_mem_alloc) == NULL);
+    CHECK(omp_realloc(NULL, 0, omp_default_mem_alloc, omp_null_allocator) == NULL);
+    omp_alloctrait_t pool[] = {{omp_atk_pool_size, 4096}, {omp_atk_fallback, omp_atv_null_fb}};
+    omp_allocator_handle_t a = omp_init_allocator(omp_default_mem_space, 2, pool);
+    CHECK(a != omp_null_allocator);
+    CHECK(omp_alloc(0, a) == NULL);
+    int *p = omp_alloc(3000, a);
+    CHECK(p != NULL);
+    p[0] = 7;
+    p = omp_realloc(p, 3500, a, a); /* 3000 -> 3500 of 4096: fits */
+    CHECK(p != NULL && p[0] == 7);
+    p = omp_realloc(p, 4000, omp_null_allocator, omp_null_allocator); /* a's again */
+    CHECK(p != NULL && p[0] == 7);
+    int *q = omp_alloc(100, a);
+    CHECK(q == NULL); /* 4000 + 100 > 4096: the pool counted the last size only */
+    CHECK(omp_realloc(p, 4097, a, a) == NULL);
+    CHECK(p[0] == 7); /* left as it was */
+    CHECK(omp_realloc(p, 0, omp_null_allocator, a) == NULL);
+    q = omp_alloc(4000, a); /* everything went back */
+    CHECK(q != NULL);
+    omp_free(q, a);
+    omp_destroy_allocator(a);
+}
+
+/* def-allocator-var is an ICV of the data environment: a region's members
+ * inherit what the encountering task set. */
+static void test_default_inherited(void) {
+    omp_alloctrait_t al[] = {{omp_atk_alignment, 256}};
+    omp_allocator_handle_t a = omp_init_allocator(omp_default_mem_space, 1, al);
+    CHECK(a != omp_null_allocator);
+    omp_set_default_allocator(a);
+    int wrong = 0, members = 0;
+#pragma omp parallel num_threads(2) reduction(+ : wrong, members)
+    {
+        members++;
+        if (omp_get_default_allocator() != a)
+            wrong++;
+        for (int r = 0; r < 20; r++) {
+            void *v = omp_alloc(24, omp_null_allocator);
+            if (!v || !aligned(v, 256))
+                wrong++;
+            omp_free(v, omp_null_allocator);
+        }
+#pragma omp task shared(wrong)
+        {
+            if (omp_get_default_allocator() != a) {
+#pragma omp atomic
+                wrong++;
+            }
+        }
+    }
+    CHECK_EQ(wrong, 0);
+    CHECK_EQ(members, omp_get_max_threads() < 2 ? omp_get_max_threads() : 2);
+    omp_set_default_allocator(omp_default_mem_alloc);
+    omp_destroy_allocator(a);
+}
+
 int main(void) {
     for (int rep = 0; rep < 2; rep++) {
+        test_zero_and_realloc();
+        test_default_inherited();
         test_predefined();
         test_traits();
         test_default_and_threads();

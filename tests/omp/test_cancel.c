@@ -1,7 +1,8 @@
 /* cancel and cancellation points. With cancel-var false (OMP_CANCELLATION
  * unset, as here) they do nothing: every iteration, member and task runs.
- * herd-omp does not cancel: with OMP_CANCELLATION=true its first cancel
- * stops the program with a message (omp.cancel.enabled). */
+ * With OMP_CANCELLATION=true herd-omp cancels parallel, for and sections
+ * (omp.cancel_on) but not taskgroups: the cancel taskgroup below stops the
+ * program with a message (omp.cancel.enabled). */
 #include "check_omp.h"
 
 int main(void) {

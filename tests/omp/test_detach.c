@@ -75,6 +75,31 @@ static void test_other_thread(void) {
     pthread_join(th, NULL);
 }
 
+/* Fulfilled by a thread outside OpenMP some time later; the dependent task
+ * runs after the fulfilment, in a team of one too (where herd runs each
+ * task at once, so the dependent task waits for the event first). */
+static void test_other_thread_depend(int nthreads) {
+    static omp_event_handle_t handle;
+    static int x; /* the dependence object */
+    (void)x;
+    pthread_t th;
+    int seen = -1;
+    atomic_store(&thread_fulfilled, 0);
+#pragma omp parallel num_threads(nthreads)
+#pragma omp single
+    {
+        omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out : x)
+        x = 1;
+        handle = ev;
+        CHECK_EQ(pthread_create(&th, NULL, fulfil_later, &handle), 0);
+#pragma omp task depend(in : x) shared(seen)
+        seen = atomic_load(&thread_fulfilled);
+    }
+    CHECK_EQ(seen, 1);
+    pthread_join(th, NULL);
+}
+
 /* Many detached tasks fulfilled in reverse order by one task; the body of
  * others fulfils its own event; an undeferred one (if(0)) too. Fewer than
  * 128 at once: with more, the system libgomp runs new tasks at once, and a
@@ -114,8 +139,56 @@ static void test_many(void) {
     CHECK_EQ(atomic_load(&bodies), M + 41);
 }
 
+/* Detached tasks whose events later siblings fulfil (one undeferred), in
+ * a team of one, where herd runs every task at once: the creator goes on
+ * after a body, and the task completes once its event is fulfilled; its
+ * dependent task runs after that, and taskwait waits for it. (Outside any
+ * region, and for an if(0) detached task, libgomp waits for the event at
+ * once, so those are left out.) */
+static void later_sibling_fulfils(int *r) {
+    omp_event_handle_t ev, ev2;
+    int dep = 0;
+#pragma omp task depend(out : dep) detach(ev) shared(r)
+    r[0]++;
+#pragma omp task if (0) shared(r)
+    {
+        r[1]++;
+        omp_fulfill_event(ev);
+    }
+#pragma omp task depend(in : dep) shared(r)
+    r[2] = r[0] + r[1];
+#pragma omp task detach(ev2) shared(r)
+    r[3]++;
+#pragma omp task shared(r)
+    {
+        r[4]++;
+        omp_fulfill_event(ev2);
+    }
+#pragma omp taskwait
+    (void)dep;
+}
+
+static void test_undeferred(void) {
+    int r[5] = {0, 0, 0, 0, 0};
+#pragma omp parallel num_threads(1)
+#pragma omp single
+    later_sibling_fulfils(r);
+    CHECK(r[0] == 1 && r[1] == 1 && r[2] == 2 && r[3] == 1 && r[4] == 1);
+    int sum = 0;
+#pragma omp parallel num_threads(2) reduction(+ : sum)
+    {
+        int m[5] = {0, 0, 0, 0, 0};
+        later_sibling_fulfils(m);
+        sum += m[0] + m[1] + m[2] + m[3] + m[4];
+    }
+    CHECK_EQ(sum, 6 * (omp_get_max_threads() < 2 ? 1 : 2));
+}
+
 int main(void) {
     for (int rep = 0; rep < 3; rep++) {
+        test_undeferred();
+        test_other_thread_depend(1);
+        test_other_thread_depend(2);
         test_sibling_and_depend();
         test_other_thread();
         test_many();

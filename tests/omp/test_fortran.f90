@@ -8,6 +8,7 @@ program test_fortran
   integer(kind=8) :: s, want
   integer(kind=omp_lock_kind) :: lck
   integer :: locked
+  call check_library()
   hits = 0
   s = 0
   crit = 0
@@ -41,7 +42,7 @@ program test_fortran
   if (s /= want) stop 1
   if (any(hits /= 2)) stop 2
   if (crit /= nt .or. locked /= nt) stop 3
-  if (nt < 1) stop 4
+  if (nt /= omp_get_max_threads()) stop 4
   !$omp parallel
   !$omp single
   s = fib(20)
@@ -50,6 +51,30 @@ program test_fortran
   if (s /= 6765) stop 5
   print *, 'omp fortran: ok'
 contains
+  ! OMP_TEST_EXPECT_LIB=herd-omp: herd's library is mapped (the kernel names
+  ! it by its real path, libherd-omp.so) and the system libgomp is not.
+  subroutine check_library()
+    character(len=64) :: want
+    character(len=1024) :: line
+    integer :: u, ios, wlen
+    logical :: found, system
+    call get_environment_variable('OMP_TEST_EXPECT_LIB', want, wlen)
+    if (wlen == 0) return
+    found = .false.
+    system = .false.
+    open(newunit=u, file='/proc/self/maps', action='read', iostat=ios)
+    if (ios /= 0) stop 10
+    do
+      read(u, '(A)', iostat=ios) line
+      if (ios /= 0) exit
+      if (index(line, want(1:wlen)) > 0) found = .true.
+      if (index(line, '/libgomp.so') > 0 .and. index(line, 'herd') == 0) system = .true.
+    end do
+    close(u)
+    if (.not. found) stop 11
+    if (system) stop 12
+  end subroutine check_library
+
   recursive integer(kind=8) function fib(k) result(r)
     integer, intent(in) :: k
     integer(kind=8) :: a, b

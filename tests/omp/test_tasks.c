@@ -501,8 +501,59 @@ static void test_many_deep(void) {
     CHECK_EQ(d, 3000);
 }
 
+/* grainsize(strict: g): every task runs g iterations but the last, which
+ * runs the rest; num_tasks(strict: k): k tasks, the first n % k one longer.
+ * pos[i]: the how-many-th iteration of its task i was (a task runs its
+ * iterations in order; firstprivate j is the task's own). */
+static void taskloop_sizes(int strict_grain, int n, int arg, int *ntasks, int *sizes) {
+    int pos[400], j = 0;
+    if (strict_grain) {
+#pragma omp taskloop firstprivate(j) shared(pos) grainsize(strict : arg)
+        for (int i = 0; i < n; i++)
+            pos[i] = ++j;
+    } else {
+#pragma omp taskloop firstprivate(j) shared(pos) num_tasks(strict : arg)
+        for (int i = 0; i < n; i++)
+            pos[i] = ++j;
+    }
+    *ntasks = 0;
+    for (int i = 0; i < n; i++) {
+        if (pos[i] == 1)
+            sizes[(*ntasks)++] = 0;
+        CHECK(*ntasks > 0);
+        sizes[*ntasks - 1]++;
+        CHECK_EQ(pos[i], sizes[*ntasks - 1]);
+    }
+}
+
+static void test_taskloop_strict(void) {
+    int nt = 0, sz[400];
+#pragma omp parallel num_threads(2)
+#pragma omp single
+    {
+        taskloop_sizes(1, 79, 17, &nt, sz); /* 17 17 17 17 11 */
+        CHECK_EQ(nt, 5);
+        for (int k = 0; k < 4; k++)
+            CHECK_EQ(sz[k], 17);
+        CHECK_EQ(sz[4], 11);
+        taskloop_sizes(1, 370, 28, &nt, sz); /* 13 of 28, then 6 */
+        CHECK_EQ(nt, 14);
+        CHECK_EQ(sz[12], 28);
+        CHECK_EQ(sz[13], 6);
+        taskloop_sizes(1, 7, 15, &nt, sz); /* fewer iterations than g */
+        CHECK_EQ(nt, 1);
+        CHECK_EQ(sz[0], 7);
+        taskloop_sizes(1, 60, 20, &nt, sz);
+        CHECK(nt == 3 && sz[0] == 20 && sz[2] == 20);
+        taskloop_sizes(0, 57, 9, &nt, sz); /* 3 of 7, 6 of 6 */
+        CHECK_EQ(nt, 9);
+        CHECK(sz[0] == 7 && sz[2] == 7 && sz[3] == 6 && sz[8] == 6);
+    }
+}
+
 int main(void) {
     for (int rep = 0; rep < 2; rep++) {
+        test_taskloop_strict();
         test_fib();
         test_clauses();
         test_depend();

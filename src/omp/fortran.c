@@ -1,0 +1,189 @@
+/* Fortran bindings (gfortran's calling convention, as the system libgomp's
+ * fortran.c defines them): arguments by reference unless the interface
+ * says `value` (omp_fulfill_event), character arguments with their lengths
+ * after the others (blank-padded, not NUL-terminated), `_8_` variants for
+ * integer(8) arguments. Each calls the C routine. The simple ones of
+ * OpenMP 1.0 to 4.5 are in api.c and teams.c, the locks in lock.c. */
+#include "omp/omp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The C routines (other files). */
+int omp_get_ancestor_thread_num(int level);
+int omp_get_team_size(int level);
+void omp_set_dynamic(int d);
+void omp_set_nested(int n);
+void omp_set_max_active_levels(int n);
+void omp_set_schedule(int kind, int chunk);
+void omp_get_schedule(int *kind, int *chunk);
+int omp_get_proc_bind(void);
+int omp_get_num_places(void);
+int omp_get_place_num(void);
+int omp_get_partition_num_places(void);
+int omp_get_place_num_procs(int place);
+void omp_get_place_proc_ids(int place, int *ids);
+void omp_get_partition_place_nums(int *places);
+int omp_get_default_device(void);
+void omp_set_default_device(int d);
+int omp_get_initial_device(void);
+int omp_get_device_num(void);
+int omp_get_supported_active_levels(void);
+int omp_get_thread_limit(void);
+void omp_display_env(int verbose);
+int omp_pause_resource(int kind, int device);
+int omp_pause_resource_all(int kind);
+void omp_fulfill_event(uintptr_t event);
+size_t omp_capture_affinity(char *buffer, size_t size, const char *format);
+void omp_display_affinity(const char *format);
+void omp_set_affinity_format(const char *format);
+size_t omp_get_affinity_format(char *buffer, size_t size);
+uintptr_t omp_init_allocator(uintptr_t memspace, int ntraits, const void *traits);
+void omp_destroy_allocator(uintptr_t allocator);
+void omp_set_default_allocator(uintptr_t allocator);
+uintptr_t omp_get_default_allocator(void);
+
+/* An integer(8) argument as a C int, saturated as libgomp does. */
+static int to_int(long v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int)v; }
+
+OMP_API int omp_get_thread_limit_(void) { return omp_get_thread_limit(); }
+OMP_API int omp_get_ancestor_thread_num_8_(const long *l) {
+    return omp_get_ancestor_thread_num(to_int(*l));
+}
+OMP_API int omp_get_team_size_8_(const long *l) { return omp_get_team_size(to_int(*l)); }
+OMP_API void omp_set_dynamic_8_(const long *d) { omp_set_dynamic(*d != 0); }
+OMP_API void omp_set_nested_8_(const long *n) { omp_set_nested(*n != 0); }
+OMP_API void omp_set_max_active_levels_8_(const long *n) { omp_set_max_active_levels(to_int(*n)); }
+OMP_API int omp_get_supported_active_levels_(void) { return omp_get_supported_active_levels(); }
+
+/* Schedules: the kind without the monotonic bit, as libgomp reports it
+ * to Fortran (OpenMP 4.5 code does not expect it). */
+OMP_API void omp_set_schedule_(const int *kind, const int *chunk) {
+    omp_set_schedule(*kind, *chunk);
+}
+OMP_API void omp_set_schedule_8_(const int *kind, const long *chunk) {
+    omp_set_schedule(*kind, to_int(*chunk));
+}
+OMP_API void omp_get_schedule_(int *kind, int *chunk) {
+    int k, c;
+    omp_get_schedule(&k, &c);
+    *kind = k & ~(int)OMP_SCHED_MONOTONIC;
+    *chunk = c;
+}
+OMP_API void omp_get_schedule_8_(int *kind, long *chunk) {
+    int k, c;
+    omp_get_schedule(&k, &c);
+    *kind = k & ~(int)OMP_SCHED_MONOTONIC;
+    *chunk = c;
+}
+
+OMP_API int omp_get_proc_bind_(void) { return omp_get_proc_bind(); }
+OMP_API int omp_get_num_places_(void) { return omp_get_num_places(); }
+OMP_API int omp_get_place_num_(void) { return omp_get_place_num(); }
+OMP_API int omp_get_partition_num_places_(void) { return omp_get_partition_num_places(); }
+OMP_API int omp_get_place_num_procs_(const int *p) { return omp_get_place_num_procs(*p); }
+OMP_API int omp_get_place_num_procs_8_(const long *p) {
+    return omp_get_place_num_procs(to_int(*p));
+}
+OMP_API void omp_get_place_proc_ids_(const int *p, int *ids) { omp_get_place_proc_ids(*p, ids); }
+/* A place has no processors (api.c): nothing to write, in either width. */
+OMP_API void omp_get_place_proc_ids_8_(const long *p, long *ids) {
+    (void)ids;
+    if (omp_get_place_num_procs(to_int(*p)) != 0)
+        herd__omp_fatal("omp_get_place_proc_ids_8_: places are not kept");
+}
+OMP_API void omp_get_partition_place_nums_(int *places) { omp_get_partition_place_nums(places); }
+OMP_API void omp_get_partition_place_nums_8_(long *places) {
+    (void)places;
+    if (omp_get_partition_num_places() != 0)
+        herd__omp_fatal("omp_get_partition_place_nums_8_: places are not kept");
+}
+
+OMP_API int omp_get_default_device_(void) { return omp_get_default_device(); }
+OMP_API void omp_set_default_device_(const int *d) { omp_set_default_device(*d); }
+OMP_API void omp_set_default_device_8_(const long *d) { omp_set_default_device(to_int(*d)); }
+OMP_API int omp_get_initial_device_(void) { return omp_get_initial_device(); }
+OMP_API int omp_get_device_num_(void) { return omp_get_device_num(); }
+
+OMP_API void omp_display_env_(const int *verbose) { omp_display_env(*verbose); }
+OMP_API void omp_display_env_8_(const long *verbose) { omp_display_env(*verbose != 0); }
+OMP_API int omp_pause_resource_(const int *kind, const int *device) {
+    return omp_pause_resource(*kind, *device);
+}
+OMP_API int omp_pause_resource_all_(const int *kind) { return omp_pause_resource_all(*kind); }
+
+/* integer(omp_event_handle_kind), value */
+OMP_API void omp_fulfill_event_(intptr_t event) { omp_fulfill_event((uintptr_t)event); }
+
+/* Allocators: handles are integer(c_intptr_t). */
+OMP_API intptr_t omp_init_allocator_(const intptr_t *memspace, const int *ntraits,
+                                     const void *traits) {
+    return (intptr_t)omp_init_allocator((uintptr_t)*memspace, *ntraits, traits);
+}
+OMP_API intptr_t omp_init_allocator_8_(const intptr_t *memspace, const long *ntraits,
+                                       const void *traits) {
+    return (intptr_t)omp_init_allocator((uintptr_t)*memspace, to_int(*ntraits), traits);
+}
+OMP_API void omp_destroy_allocator_(const intptr_t *a) { omp_destroy_allocator((uintptr_t)*a); }
+OMP_API void omp_set_default_allocator_(const intptr_t *a) {
+    omp_set_default_allocator((uintptr_t)*a);
+}
+OMP_API intptr_t omp_get_default_allocator_(void) { return (intptr_t)omp_get_default_allocator(); }
+
+/* Affinity display: a Fortran string as a C one (NULL when empty: the
+ * affinity-format-var applies); the caller frees it. */
+static char *c_string(const char *s, size_t len) {
+    if (!len)
+        return NULL;
+    char *c = malloc(len + 1);
+    if (!c)
+        herd__omp_fatal("out of memory for an affinity format");
+    memcpy(c, s, len);
+    c[len] = '\0';
+    return c;
+}
+
+/* The C result, blank-padded into buffer; returns the full length. */
+static int blank_padded(char *buffer, size_t buffer_len, const char *c, size_t len) {
+    size_t n = len < buffer_len ? len : buffer_len;
+    memcpy(buffer, c, n);
+    memset(buffer + n, ' ', buffer_len - n);
+    return (int)len;
+}
+
+OMP_API void omp_set_affinity_format_(const char *format, size_t format_len) {
+    char *f = c_string(format, format_len);
+    omp_set_affinity_format(f ? f : "");
+    free(f);
+}
+
+OMP_API int omp_get_affinity_format_(char *buffer, size_t buffer_len) {
+    size_t len = omp_get_affinity_format(NULL, 0);
+    char *c = malloc(len + 1);
+    if (!c)
+        herd__omp_fatal("out of memory for an affinity format");
+    omp_get_affinity_format(c, len + 1);
+    int r = blank_padded(buffer, buffer_len, c, len);
+    free(c);
+    return r;
+}
+
+OMP_API void omp_display_affinity_(const char *format, size_t format_len) {
+    char *f = c_string(format, format_len);
+    omp_display_affinity(f);
+    free(f);
+}
+
+OMP_API int omp_capture_affinity_(char *buffer, const char *format, size_t buffer_len,
+                                  size_t format_len) {
+    char *f = c_string(format, format_len);
+    size_t len = omp_capture_affinity(NULL, 0, f);
+    char *c = malloc(len + 1);
+    if (!c)
+        herd__omp_fatal("out of memory for an affinity display");
+    omp_capture_affinity(c, len + 1, f);
+    int r = blank_padded(buffer, buffer_len, c, len);
+    free(c);
+    free(f);
+    return r;
+}

@@ -1,0 +1,214 @@
+/* OMP_PLACES (docs/design/openmp.md, "Environment"): the specification's
+ * grammar, checked whole at start-up, and the places API.
+ *
+ *   abstract:  threads | cores | sockets | ll_caches | numa_domains, with an
+ *              optional count: cores(2)
+ *   explicit:  a list of place intervals: {res-list} [: len [: stride]] or
+ *              !{res-list}; a res-list is resource intervals: num [: len
+ *              [: stride]] or !num; stride may be negative; spaces allowed.
+ *
+ * Abstract names keep herd's own placement (one worker per PU of the
+ * cpuset, HERD_BIND) and report no places. An explicit list is kept as its
+ * places (sets of CPUs, restricted to those the process may run on),
+ * answered by omp_get_num_places / omp_get_place_num_procs /
+ * omp_get_place_proc_ids; herd does not pin a worker to a place's CPUs, so
+ * its threads are left unbound (HERD_BIND=none unless set) and
+ * omp_get_place_num() answers -1 ("not bound to a place"). A malformed
+ * value stops the program with a message naming it. */
+#include "omp/omp.h"
+
+#include <ctype.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_PLACES 4096
+
+static cpu_set_t *places; /* the explicit list's places, NULL: none */
+static int nplaces;
+
+typedef struct parser {
+    const char *s, *all;
+} parser;
+
+static void fail(const parser *p, const char *why) {
+    herd__omp_fatal("OMP_PLACES=%s: not understood (%s at \"%.20s\"); accepted: threads, cores, "
+                    "sockets, ll_caches, numa_domains, each with an optional (count), or a "
+                    "list of places such as {0,1},{2,3} or {0:4}:4:4 (intervals num:len:stride, "
+                    "! excludes)",
+                    p->all, why, p->s);
+}
+
+static void blanks(parser *p) {
+    while (isspace((unsigned char)*p->s))
+        p->s++;
+}
+
+static int eat(parser *p, char c) {
+    blanks(p);
+    if (*p->s != c)
+        return 0;
+    p->s++;
+    return 1;
+}
+
+/* An integer; sign: a leading minus allowed (strides). */
+static long number(parser *p, int sign) {
+    blanks(p);
+    const char *b = p->s;
+    if (sign && *p->s == '-')
+        p->s++;
+    if (!isdigit((unsigned char)*p->s))
+        fail(p, "a number expected");
+    long v = strtol(b, (char **)&p->s, 10);
+    if (v > 1000000 || v < -1000000)
+        fail(p, "a number out of range");
+    return v;
+}
+
+/* [: len [: stride]] after a start; defaults 1 and 1. */
+static void interval(parser *p, long *len, long *stride) {
+    *len = 1, *stride = 1;
+    if (!eat(p, ':'))
+        return;
+    *len = number(p, 0);
+    if (*len < 1)
+        fail(p, "an interval's length must be at least 1");
+    if (eat(p, ':'))
+        *stride = number(p, 1);
+}
+
+static void add_cpu(parser *p, cpu_set_t *set, long cpu) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE)
+        fail(p, "a CPU number out of range");
+    CPU_SET((int)cpu, set);
+}
+
+/* {res-list}: the named CPUs less the excluded ones, wherever they come
+ * in the list (as libgomp reads it). */
+static void place(parser *p, cpu_set_t *set) {
+    cpu_set_t out;
+    CPU_ZERO(set);
+    CPU_ZERO(&out);
+    if (!eat(p, '{'))
+        fail(p, "'{' expected");
+    do {
+        int excl = eat(p, '!');
+        long start = number(p, 0), len = 1, stride = 1;
+        if (!excl)
+            interval(p, &len, &stride);
+        for (long k = 0; k < len; k++)
+            add_cpu(p, excl ? &out : set, start + k * stride);
+    } while (eat(p, ','));
+    if (!eat(p, '}'))
+        fail(p, "'}' expected");
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &out))
+            CPU_CLR(c, set);
+    if (CPU_COUNT(set) == 0)
+        fail(p, "an empty place");
+}
+
+static void push(parser *p, const cpu_set_t *set) {
+    if (nplaces == MAX_PLACES)
+        fail(p, "more than 4096 places");
+    places[nplaces++] = *set;
+}
+
+static void drop(const cpu_set_t *set) {
+    for (int i = 0; i < nplaces; i++)
+        if (CPU_EQUAL(&places[i], set)) {
+            memmove(&places[i], &places[i + 1], (size_t)(nplaces - i - 1) * sizeof *places);
+            nplaces--;
+            i--;
+        }
+}
+
+static void explicit_list(parser *p) {
+    places = malloc(MAX_PLACES * sizeof *places);
+    if (!places)
+        herd__omp_fatal("out of memory for OMP_PLACES");
+    do {
+        int excl = eat(p, '!');
+        cpu_set_t base, one;
+        place(p, &base);
+        if (excl) {
+            drop(&base);
+            continue;
+        }
+        long len = 1, stride = 1;
+        interval(p, &len, &stride);
+        for (long k = 0; k < len; k++) {
+            CPU_ZERO(&one);
+            for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &base))
+                    add_cpu(p, &one, c + k * stride);
+            push(p, &one);
+        }
+    } while (eat(p, ','));
+    blanks(p);
+    if (*p->s)
+        fail(p, "',' or the end expected");
+    /* Only the CPUs the process may run on (as libgomp): a place with none
+     * of them is dropped, with a warning. */
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return;
+    int n = 0, before = nplaces;
+    for (int i = 0; i < nplaces; i++) {
+        CPU_AND(&places[i], &places[i], &allowed);
+        if (CPU_COUNT(&places[i]))
+            places[n++] = places[i];
+    }
+    nplaces = n;
+    if (n < before)
+        fprintf(stderr, "herd-omp: OMP_PLACES=%s: %d of its %d places have none of the CPUs this "
+                        "process may run on; %d left\n",
+                p->all, before - n, before, n);
+}
+
+/* 1: an abstract name (herd's placement applies), 0: an explicit list. */
+int herd__omp_parse_places(const char *s) {
+    parser p = {s, s};
+    blanks(&p);
+    static const char *const names[] = {"threads", "cores", "sockets", "ll_caches", "numa_domains"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        size_t n = strlen(names[i]);
+        if (strncasecmp(p.s, names[i], n) || isalnum((unsigned char)p.s[n]) || p.s[n] == '_')
+            continue;
+        p.s += n;
+        if (eat(&p, '(')) {
+            if (number(&p, 0) < 1)
+                fail(&p, "a count of places must be at least 1");
+            if (!eat(&p, ')'))
+                fail(&p, "')' expected");
+        }
+        blanks(&p);
+        if (*p.s)
+            fail(&p, "the end expected");
+        return 1;
+    }
+    explicit_list(&p);
+    return 0;
+}
+
+OMP_API int omp_get_num_places(void) { return nplaces; }
+
+OMP_API int omp_get_place_num_procs(int place) {
+    return place >= 0 && place < nplaces ? CPU_COUNT(&places[place]) : 0;
+}
+
+OMP_API void omp_get_place_proc_ids(int place, int *ids) {
+    if (place < 0 || place >= nplaces)
+        return;
+    for (int c = 0, k = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &places[place]))
+            ids[k++] = c;
+}
+
+/* Threads are not bound to places (above). */
+OMP_API int omp_get_place_num(void) { return -1; }
+OMP_API int omp_get_partition_num_places(void) { return 0; }
+OMP_API void omp_get_partition_place_nums(int *p) { (void)p; }

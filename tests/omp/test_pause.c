@@ -1,0 +1,54 @@
+/* omp_pause_resource[_all] outside every region: the runtime's threads
+ * end, a program may fork() and the child runs regions of its own, and the
+ * next region of the parent starts the runtime again (OpenMP 5.0). A
+ * paused runtime's threads are new ones: their threadprivate data starts
+ * afresh (libgomp's pause-2 checks the same). */
+#include "check_omp.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+static int tp = 128;
+#pragma omp threadprivate(tp)
+
+static int region_sum(void) {
+    int sum = 0, members = 0;
+#pragma omp parallel num_threads(2) reduction(+ : sum, members)
+    {
+        sum += omp_get_thread_num() + 1;
+        members += omp_get_num_threads();
+    }
+    CHECK_EQ(members, omp_get_max_threads() < 2 ? 1 : 4); /* each of 2 saw 2 */
+    return sum;
+}
+
+int main(void) {
+    int want = omp_get_max_threads() < 2 ? 1 : 3;
+    CHECK_EQ(region_sum(), want);
+#pragma omp parallel num_threads(2)
+    tp = omp_get_thread_num() + 256;
+    CHECK_EQ(omp_pause_resource(omp_pause_soft, omp_get_initial_device()), 0);
+    int stale = 0;
+#pragma omp parallel num_threads(2) reduction(+ : stale)
+    if (omp_get_thread_num() != 0 && tp != 128)
+        stale++; /* a thread of before the pause */
+    CHECK_EQ(stale, 0);
+    for (int round = 0; round < 3; round++) {
+        CHECK_EQ(omp_pause_resource_all(omp_pause_hard), 0);
+        fflush(NULL);
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+            alarm(30); /* a hung child ends, and the parent sees it */
+            int s1 = region_sum(), s2 = region_sum();
+            _exit(s1 == want && s2 == want ? 0 : 3);
+        }
+        int status = 0;
+        CHECK_EQ(waitpid(pid, &status, 0), pid);
+        CHECK(WIFEXITED(status));
+        CHECK_EQ(WEXITSTATUS(status), 0);
+        CHECK_EQ(region_sum(), want); /* the parent's runtime starts again */
+    }
+    puts("pause: ok");
+    return 0;
+}

@@ -1,0 +1,98 @@
+/* OMP_PLACES with explicit place lists: the places the program sees
+ * (omp_get_num_places, omp_get_place_num_procs, omp_get_place_proc_ids)
+ * are those the specification's grammar gives, restricted to the CPUs the
+ * process may run on. Each case runs this program again (the library reads
+ * OMP_PLACES when it loads) with the list built on the first two allowed
+ * CPUs a and b, and compares what the child prints. A malformed list is
+ * checked by omp.places.malformed (tests/omp/CMakeLists.txt). */
+#include "check_omp.h"
+
+#include <sched.h>
+#include <sys/wait.h>
+
+static void show(void) {
+    int n = omp_get_num_places();
+    printf("%d:", n);
+    for (int i = 0; i < n; i++) {
+        int k = omp_get_place_num_procs(i), ids[CPU_SETSIZE];
+        omp_get_place_proc_ids(i, ids);
+        printf(" {");
+        for (int j = 0; j < k; j++)
+            printf("%s%d", j ? "," : "", ids[j]);
+        printf("}");
+    }
+    printf("\n");
+}
+
+static void expect(const char *self, const char *places, const char *want) {
+    int fd[2];
+    CHECK_EQ(pipe(fd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        setenv("OMP_PLACES", places, 1);
+        execl(self, self, "show", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char got[512] = "";
+    size_t len = 0;
+    ssize_t r;
+    while (len < sizeof got - 1 && (r = read(fd[0], got + len, sizeof got - 1 - len)) > 0)
+        len += (size_t)r;
+    got[len] = '\0';
+    close(fd[0]);
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (strcmp(got, want)) {
+        fprintf(stderr, "OMP_PLACES=%s: got \"%s\", want \"%s\"\n", places, got, want);
+        _exit(1);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "show")) {
+        show();
+        return 0;
+    }
+    cpu_set_t allowed;
+    CHECK_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+    int a = -1, b = -1;
+    for (int c = 0; c < CPU_SETSIZE && b < 0; c++)
+        if (CPU_ISSET(c, &allowed))
+            *(a < 0 ? &a : &b) = c;
+    CHECK(a >= 0);
+    char self[4096], pl[128], want[128];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    CHECK(n > 0);
+    self[n] = '\0';
+    snprintf(pl, sizeof pl, "{%d}", a);
+    snprintf(want, sizeof want, "1: {%d}\n", a);
+    expect(self, pl, want);
+    snprintf(pl, sizeof pl, " { %d : 1 } ", a); /* spaces, an interval of one */
+    expect(self, pl, want);
+    if (b >= 0) {
+        snprintf(pl, sizeof pl, "{%d},{%d}", a, b);
+        snprintf(want, sizeof want, "2: {%d} {%d}\n", a, b);
+        expect(self, pl, want);
+        snprintf(pl, sizeof pl, "{%d}:2:%d", a, b - a); /* place interval */
+        expect(self, pl, want);
+        snprintf(pl, sizeof pl, "{%d}:2:-%d", b, b - a); /* negative stride */
+        snprintf(want, sizeof want, "2: {%d} {%d}\n", b, a);
+        expect(self, pl, want);
+        snprintf(pl, sizeof pl, "{%d:2:%d}", a, b - a); /* resource interval */
+        snprintf(want, sizeof want, "1: {%d,%d}\n", a, b);
+        expect(self, pl, want);
+        snprintf(pl, sizeof pl, "{%d,!%d,%d}", a, b, b); /* excluded, wherever it comes */
+        snprintf(want, sizeof want, "1: {%d}\n", a);
+        expect(self, pl, want);
+        snprintf(pl, sizeof pl, "{%d},{%d},!{%d}", a, b, a); /* an excluded place */
+        snprintf(want, sizeof want, "1: {%d}\n", b);
+        expect(self, pl, want);
+    }
+    puts("places: ok");
+    return 0;
+}
