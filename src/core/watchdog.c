@@ -231,6 +231,16 @@ static int dump(herd__rt *rt, unsigned secs) {
 
 static void *watchdog_main(void *arg) {
     herd__rt *rt = arg;
+    /* The thread takes no signal but SIGQUIT: a program whose threads all
+     * block SIGQUIT still gets its dump, and the handler then runs in a
+     * thread that sleeps in poll(), which ThreadSanitizer's deferred signal
+     * delivery also serves (a worker in a raw futex call would hold it).
+     * Set here, not inherited: ASan's pthread_create starts threads with
+     * every signal blocked. */
+    sigset_t mask;
+    sigfillset(&mask);
+    sigdelset(&mask, SIGQUIT);
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
     unsigned secs = rt->set.watchdog_s;
     uint64_t period = (uint64_t)secs * 1000000000u;
     int tick_ms = secs ? (int)(secs * 1000u / 4 < 1000 ? secs * 1000u / 4 : 1000) : -1;
@@ -335,7 +345,7 @@ int herd__watchdog_start(herd__rt *rt) {
     wd.rt = rt;
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread takes no signal */
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* none before it sets its own mask */
     int rc = pthread_create(&wd.thread, NULL, watchdog_main, rt);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
