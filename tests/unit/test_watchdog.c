@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------ child */
 
@@ -104,17 +105,42 @@ static void quit_root(void *p) {
     CHECK_OK(herd_wait());
 }
 
+static void noop(void *p) { (void)p; }
+
+/* A task blocked for three periods while another makes progress (spawns):
+ * no hang, the watchdog must stay silent. */
+static void busy_root(void *p) {
+    (void)p;
+    herd_group g; /* the waiter is not our child: herd_wait would wait for it */
+    herd_group_init(&g);
+    CHECK_OK(herd_feb_empty(&word));
+    CHECK_OK(herd_group_spawn(&g, quit_waiter, NULL, 0));
+    while (!atomic_load(&waiter_started))
+        CHECK_OK(herd_yield());
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        CHECK_OK(herd_spawn(noop, NULL, 0));
+        CHECK_OK(herd_wait());
+        usleep(1000);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (t.tv_sec - t0.tv_sec < 3);
+    CHECK_OK(herd_feb_writeEF(&word, 42));
+    CHECK_OK(herd_group_wait(&g));
+}
+
 static int child_main(const char *which) {
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core); /* an expected abort: no core file */
-    if (strcmp(which, "quit-masked") == 0) {
+    if (strcmp(which, "quit-masked") == 0 || strcmp(which, "report") == 0) {
         /* Every thread of the program blocks SIGQUIT (the workers inherit
          * the mask): only herd's watchdog thread takes it. */
         sigset_t q;
         sigemptyset(&q);
         sigaddset(&q, SIGQUIT);
         CHECK(pthread_sigmask(SIG_BLOCK, &q, NULL) == 0);
-        which = "quit";
+        if (strcmp(which, "quit-masked") == 0)
+            which = "quit";
     }
     CHECK_OK(herd_start(NULL));
     herd_mutex_init(&mutex);
@@ -127,7 +153,12 @@ static int child_main(const char *which) {
         herd_run(herd_test_wd_feb, NULL, 0);
     else if (strcmp(which, "group") == 0)
         herd_run(herd_test_wd_group, NULL, 0);
-    else if (strcmp(which, "quit") == 0) {
+    else if (strcmp(which, "busy") == 0) {
+        herd_run(busy_root, NULL, 0);
+        CHECK_OK(herd_stop());
+        fprintf(stderr, "finished\n");
+        return 0;
+    } else if (strcmp(which, "quit") == 0 || strcmp(which, "report") == 0) {
         herd_run(quit_root, NULL, 0);
         CHECK_OK(herd_stop());
         fprintf(stderr, "finished\n");
@@ -222,16 +253,31 @@ static void run_deadlock(const char *which, int nexpect, const char *at) {
     CHECK(strstr(out, where) != NULL);
 }
 
+/* The child blocks a task and waits for a line on stdin; which = "quit":
+ * the parent sends SIGQUIT until a dump shows the task; "report"
+ * (HERD_WATCHDOG=1,report): the parent waits for the watchdog's report.
+ * Then it lets the child finish, which must exit normally. */
 static void run_quit(const char *which) {
     int err, in;
     static char out[65536];
     out[0] = '\0';
-    pid_t pid = spawn_child(which, "0", &err, &in);
+    int report = strcmp(which, "report") == 0;
+    pid_t pid = spawn_child(which, report ? "1,report" : "0", &err, &in);
     size_t n = read_until(err, out, 0, sizeof out, 0, "ready\n");
     CHECK(strstr(out, "ready\n") != NULL);
+    int found = 0;
+    if (report) {
+        const char *last = "herd: watchdog: the program goes on (report only)\n";
+        n = read_until(err, out, n, sizeof out, 0, last);
+        CHECK(strstr(out, last) != NULL);
+        const char *e = strstr(out, "expect: ");
+        const char *nl = strchr(e, '\n');
+        char want[256];
+        snprintf(want, sizeof want, "waits on %.*s", (int)(nl - e - 8), e + 8);
+        found = strstr(out, want) != NULL;
+    }
     /* The waiter may still be on its way to suspending: ask again until a
      * dump shows it (each SIGQUIT gives one dump, ended by its last line). */
-    int found = 0;
     for (int tries = 0; tries < 100 && !found; tries++) {
         size_t from = n;
         CHECK(kill(pid, SIGQUIT) == 0);
@@ -251,12 +297,31 @@ static void run_quit(const char *which) {
     close(err);
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);
-    printf("child 'quit' stderr:\n%s", out);
+    printf("child '%s' stderr:\n%s", which, out);
     CHECK(found);
-    CHECK(strstr(out, "herd: blocked tasks on request (SIGQUIT)") != NULL);
+    if (!report)
+        CHECK(strstr(out, "herd: blocked tasks on request (SIGQUIT)") != NULL);
     CHECK(WIFEXITED(status));
     CHECK_EQ(WEXITSTATUS(status), 0);
     CHECK(strstr(out, "finished\n") != NULL);
+    CHECK(strstr(out, "Sanitizer") == NULL);
+}
+
+static void run_busy(void) {
+    int err, in;
+    static char out[65536];
+    out[0] = '\0';
+    pid_t pid = spawn_child("busy", "1", &err, &in);
+    read_until(err, out, 0, sizeof out, 0, NULL);
+    close(err);
+    close(in);
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    printf("child 'busy' stderr:\n%s", out);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
+    CHECK(strstr(out, "finished\n") != NULL);
+    CHECK(strstr(out, "watchdog") == NULL);
     CHECK(strstr(out, "Sanitizer") == NULL);
 }
 
@@ -314,6 +379,10 @@ int main(int argc, char **argv) {
     STEP("the dump on demand (SIGQUIT), taken by any thread, and the program goes on");
     run_quit("quit");
 #endif
+    STEP("HERD_WATCHDOG=1,report: the dump, and the program goes on");
+    run_quit("report");
+    STEP("a task blocked while others make progress: no report");
+    run_busy();
     STEP("ok");
     return 0;
 }
