@@ -252,12 +252,13 @@ static void *watchdog_main(void *arg) {
             uint64_t v;
             (void)!read(wd.efd, &v, sizeof v);
         }
+        /* A dump asked for before herd_stop is printed, even at the stop.
+         * ORDER: relaxed; the eventfd's write/read orders the handler's store. */
+        if (atomic_exchange_explicit(&dump_requested, 0, memory_order_relaxed))
+            dump(rt, 0);
         /* ORDER: acquire; pairs with the release store in herd__watchdog_stop(). */
         if (atomic_load_explicit(&wd.stop, memory_order_acquire))
             return NULL;
-        /* ORDER: relaxed; the eventfd's write/read orders the handler's store. */
-        if (atomic_exchange_explicit(&dump_requested, 0, memory_order_relaxed))
-            dump(rt, 0);
         if (!secs)
             continue;
         uint64_t now_p = progress(rt), now = herd__now_ns();

@@ -16,6 +16,7 @@
 #include "../common/check.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -107,6 +108,34 @@ static void quit_root(void *p) {
 
 static void noop(void *p) { (void)p; }
 
+/* storm: tasks block and resume on one mutex while the parent sends
+ * SIGQUIT after SIGQUIT; the program's own handler, installed before
+ * herd_start, must still run (herd chains it), and every dump must end. */
+static atomic_int own_quits; /* lock-free: safe in a handler, and it may run on any thread */
+static void own_quit_handler(int sig) {
+    (void)sig;
+    atomic_fetch_add(&own_quits, 1);
+}
+
+static void storm_task(void *p) {
+    (void)p;
+    for (int i = 0; i < 500; i++) {
+        CHECK_OK(herd_mutex_lock(&mutex));
+        CHECK_OK(herd_yield());
+        CHECK_OK(herd_mutex_unlock(&mutex));
+    }
+}
+
+static void storm_root(void *p) {
+    (void)p;
+    fprintf(stderr, "ready\n");
+    for (int i = 0; i < 4; i++)
+        CHECK_OK(herd_spawn(storm_task, NULL, 0));
+    CHECK_OK(herd_wait());
+    while (atomic_load(&own_quits) == 0) /* a signal reached herd's handler, then ours */
+        CHECK_OK(herd_yield());
+}
+
 /* A task blocked for three periods while another makes progress (spawns):
  * no hang, the watchdog must stay silent. */
 static void busy_root(void *p) {
@@ -132,6 +161,9 @@ static void busy_root(void *p) {
 static int child_main(const char *which) {
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core); /* an expected abort: no core file */
+    /* herd leaves an ignored SIGQUIT ignored; ctest run as a background job
+     * of a non-interactive shell starts us so. */
+    signal(SIGQUIT, SIG_DFL);
     if (strcmp(which, "quit-masked") == 0 || strcmp(which, "report") == 0) {
         /* Every thread of the program blocks SIGQUIT (the workers inherit
          * the mask): only herd's watchdog thread takes it. */
@@ -141,6 +173,18 @@ static int child_main(const char *which) {
         CHECK(pthread_sigmask(SIG_BLOCK, &q, NULL) == 0);
         if (strcmp(which, "quit-masked") == 0)
             which = "quit";
+    }
+    if (strcmp(which, "storm") == 0) {
+        CHECK(signal(SIGQUIT, own_quit_handler) != SIG_ERR);
+#if defined(__SANITIZE_THREAD__)
+        /* TSan holds a signal for a thread until it calls an intercepted
+         * function, which the yielding workers never do: leave SIGQUIT to
+         * herd's watchdog thread (see run_quit's masked case). */
+        sigset_t q;
+        sigemptyset(&q);
+        sigaddset(&q, SIGQUIT);
+        CHECK(pthread_sigmask(SIG_BLOCK, &q, NULL) == 0);
+#endif
     }
     CHECK_OK(herd_start(NULL));
     herd_mutex_init(&mutex);
@@ -155,6 +199,11 @@ static int child_main(const char *which) {
         herd_run(herd_test_wd_group, NULL, 0);
     else if (strcmp(which, "busy") == 0) {
         herd_run(busy_root, NULL, 0);
+        CHECK_OK(herd_stop());
+        fprintf(stderr, "finished\n");
+        return 0;
+    } else if (strcmp(which, "storm") == 0) {
+        herd_run(storm_root, NULL, 0);
         CHECK_OK(herd_stop());
         fprintf(stderr, "finished\n");
         return 0;
@@ -325,6 +374,46 @@ static void run_busy(void) {
     CHECK(strstr(out, "Sanitizer") == NULL);
 }
 
+static void run_storm(void) {
+    int err, in;
+    static char out[1 << 20];
+    out[0] = '\0';
+    pid_t pid = spawn_child("storm", "0", &err, &in);
+    size_t n = read_until(err, out, 0, sizeof out, 0, "ready\n");
+    CHECK(strstr(out, "ready\n") != NULL);
+    /* Signal until the child exits (it waits for one to reach its own
+     * handler); read as we go, so that its dumps never fill the pipe. */
+    int status = 0, sent = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (sent < 1000) {
+            CHECK(kill(pid, SIGQUIT) == 0);
+            sent++;
+        }
+        struct pollfd p = {.fd = err, .events = POLLIN};
+        if (poll(&p, 1, 10) > 0) {
+            ssize_t r = read(err, out + n, sizeof out - 1 - n);
+            if (r > 0)
+                n += (size_t)r;
+            out[n] = '\0';
+        }
+    }
+    n = read_until(err, out, n, sizeof out, n, NULL);
+    close(err);
+    close(in);
+    int dumps = 0, ends = 0;
+    for (const char *p = out; (p = strstr(p, "herd: blocked tasks on request")) != NULL; p++)
+        dumps++;
+    for (const char *p = out; (p = strstr(p, "herd: end of the dump\n")) != NULL; p++)
+        ends++;
+    printf("child 'storm': %d signals sent, %d dumps, status %#x\n", sent, dumps, status);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
+    CHECK(strstr(out, "finished\n") != NULL);
+    CHECK(dumps >= 1);
+    CHECK_EQ(ends, dumps);
+    CHECK(strstr(out, "Sanitizer") == NULL);
+}
+
 /* A malformed HERD_WATCHDOG stops herd_start with a message naming it. */
 static void run_malformed(const char *value, const char *problem) {
     char path[] = "/tmp/herd_test_watchdog_XXXXXX";
@@ -383,6 +472,8 @@ int main(int argc, char **argv) {
     run_quit("report");
     STEP("a task blocked while others make progress: no report");
     run_busy();
+    STEP("dumps while tasks block and resume; the program's own handler is chained");
+    run_storm();
     STEP("ok");
     return 0;
 }
