@@ -163,7 +163,8 @@ static void print_one(const snap *s, int i, int n) {
     char where[600], fn[600];
     describe(s->ra[0], where, sizeof where);
     describe(s->fn, fn, sizeof fn);
-    fprintf(stderr, "herd: blocked task %d/%d on worker %d: waits on %s %p at %s; task function %s\n",
+    fprintf(stderr,
+            "herd: blocked task %d/%d on worker %d: waits on %s %p at %s; task function %s\n",
             i + 1, n, s->worker, kind_names[s->kind[0]], s->obj[0], where, fn);
     for (int l = 1; l < HERD__WAIT_LEVELS; l++) {
         if (s->kind[l] <= HERD__WAIT_NONE || s->kind[l] >= HERD__WAIT_NKINDS)
