@@ -52,7 +52,7 @@ extern char **environ;
 static const char *const known_vars[] = {
     "HERD_WORKERS",  "HERD_SCHED", "HERD_BIND",  "HERD_TOPOLOGY", "HERD_SHEPHERD", "HERD_STACK",
     "HERD_STACK_GUARD", "HERD_IDLE", "HERD_STATS", "HERD_TRACE",  "HERD_SPAWN",    "HERD_STEAL",
-    "HERD_REGISTRY",
+    "HERD_REGISTRY", "HERD_WATCHDOG",
     /* read by libherd-omp (src/omp/icv.c), which checks its value */
     "HERD_OMP_THROTTLE",
     /* read by libherd-pool (src/dist/pool.c), which checks their values */
@@ -654,6 +654,39 @@ static int resolve_registry(const herd_config *cfg, herd__settings *out) {
     return 0;
 }
 
+/* HERD_WATCHDOG (core/watchdog.c). Environment only. */
+#define WATCHDOG_MAX 86400
+#define WATCHDOG_FORMS                                                                             \
+    "SECONDS (1 to 86400: report the blocked tasks and abort), SECONDS,report (report and go "    \
+    "on), 0 or \"\" (no watchdog; SIGQUIT still dumps), off (no watchdog, no SIGQUIT dump)"
+
+static int resolve_watchdog(const herd_config *cfg, herd__settings *out) {
+    (void)cfg;
+    origin o;
+    from_env(&o, "HERD_WATCHDOG");
+    if (!o.value || o.value[0] == '\0' || strcmp(o.value, "0") == 0) return 0;
+    if (strcasecmp(o.value, "off") == 0) {
+        out->watchdog_off = 1;
+        return 0;
+    }
+    char num[32];
+    const char *comma = strchr(o.value, ',');
+    size_t len = comma ? (size_t)(comma - o.value) : strlen(o.value);
+    if (comma && strcasecmp(comma + 1, "report") == 0)
+        out->watchdog_report = 1;
+    else if (comma && strcasecmp(comma + 1, "abort") != 0)
+        return complain(&o, "unknown mode after the comma", "accepted", WATCHDOG_FORMS);
+    long secs;
+    if (len == 0 || len >= sizeof num)
+        return complain(&o, "not a number of seconds", "accepted", WATCHDOG_FORMS);
+    memcpy(num, o.value, len);
+    num[len] = '\0';
+    const char *why = scan_long(num, 1, WATCHDOG_MAX, &secs);
+    if (why) return complain(&o, why, "accepted", WATCHDOG_FORMS);
+    out->watchdog_s = (unsigned)secs;
+    return 0;
+}
+
 static int resolve_stack_guard(const herd_config *cfg, herd__settings *out) {
     origin o;
     if (cfg && cfg->stack_guard != 0) {
@@ -695,6 +728,7 @@ int herd__settings_resolve(const herd_config *cfg, herd__settings *out) {
         resolve_steal,
         resolve_trace,
         resolve_registry,
+        resolve_watchdog,
     };
     memset(out, 0, sizeof *out);
     if (check_variable_names()) return HERD_EINVAL;

@@ -59,6 +59,9 @@ typedef struct herd__settings {
     int steal_chunk;          /* HERD__TAKE_CHUNK: tasks per steal, >= 1 */
     char trace_path[1024];    /* HERD_TRACE: file written at herd_stop(); "" = off */
     char registry[1024];      /* HERD_REGISTRY: the machine-wide registry; "" = the default */
+    unsigned watchdog_s;      /* HERD_WATCHDOG: seconds without progress; 0 = no watchdog */
+    int watchdog_report;      /* 1: report and go on; 0: report and abort */
+    int watchdog_off;         /* HERD_WATCHDOG=off: no watchdog thread, no SIGQUIT dump */
 } herd__settings;
 
 /* Merge cfg (may be NULL), the environment and the defaults into out.

@@ -10,6 +10,7 @@
  * the operation that changes the state completes waiters' operations on their
  * behalf, in arrival order, and resumes them (settle()). */
 #include "core/runtime.h"
+#include "core/watchdog.h"
 
 #include <stdlib.h>
 
@@ -144,8 +145,9 @@ static void arm_feb(herd__worker *w, herd__ult *u, void *p) {
 }
 
 /* Do op on addr, suspending until the state allows it; with `nowait`,
- * return HERD_EBUSY instead of suspending. */
-static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out, int nowait) {
+ * return HERD_EBUSY instead of suspending. ra: the caller's return address
+ * (the watchdog's record). */
+static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out, int nowait, void *ra) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)
         return HERD_ENOTASK;
@@ -194,26 +196,27 @@ static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out, int nowait
     }
     feb_waiter x = {.op = op, .value = in};
     feb_arm a = {b, r, &x};
-    herd__block(arm_feb, &a); /* arm_feb releases the bucket lock */
+    /* arm_feb releases the bucket lock */
+    herd__block_on(HERD__WAIT_FEB, addr, ra, arm_feb, &a);
     if (out)
         *out = x.value;
     return 0;
 }
 
 HERD_API int herd_feb_readFF(uint64_t *addr, uint64_t *out) {
-    return out ? feb_op(addr, OP_READFF, 0, out, 0) : HERD_EINVAL;
+    return out ? feb_op(addr, OP_READFF, 0, out, 0, __builtin_return_address(0)) : HERD_EINVAL;
 }
 
 HERD_API int herd_feb_readFE(uint64_t *addr, uint64_t *out) {
-    return out ? feb_op(addr, OP_READFE, 0, out, 0) : HERD_EINVAL;
+    return out ? feb_op(addr, OP_READFE, 0, out, 0, __builtin_return_address(0)) : HERD_EINVAL;
 }
 
 HERD_API int herd_feb_tryreadFE(uint64_t *addr, uint64_t *out) {
-    return out ? feb_op(addr, OP_READFE, 0, out, 1) : HERD_EINVAL;
+    return out ? feb_op(addr, OP_READFE, 0, out, 1, __builtin_return_address(0)) : HERD_EINVAL;
 }
 
 HERD_API int herd_feb_writeEF(uint64_t *addr, uint64_t value) {
-    return feb_op(addr, OP_WRITEEF, value, NULL, 0);
+    return feb_op(addr, OP_WRITEEF, value, NULL, 0, __builtin_return_address(0));
 }
 
 /* Set the state (and maybe the value) without waiting, then serve waiters. */
@@ -297,5 +300,9 @@ HERD_API int herd_future_spawn(herd_future *f, herd_future_fn fn, const void *ar
 }
 
 HERD_API int herd_future_get(herd_future *f, uint64_t *value) {
-    return herd_feb_readFF(&f->herd__value, value);
+    herd__wait_ctx c;
+    herd__wait_enter(&c, HERD__WAIT_FUTURE, f, __builtin_return_address(0));
+    int rc = herd_feb_readFF(&f->herd__value, value);
+    herd__wait_leave(&c);
+    return rc;
 }

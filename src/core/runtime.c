@@ -1,6 +1,7 @@
 /* Runtime lifecycle: herd_start, herd_stop, herd_run, statistics. */
 #include "core/runtime.h"
 #include "core/trace.h"
+#include "core/watchdog.h"
 #include "place/mapper.h"
 
 #include <errno.h>
@@ -522,6 +523,8 @@ int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_set
                         "(sigaction SIGSEGV): %s\n", strerror(errno));
     if (rc == 0 && !gated)
         rc = start_threads(rt, &started);
+    if (rc == 0)
+        rc = herd__watchdog_start(rt); /* last: nothing after it fails */
     if (rc) {
         abort_start(rt, started, gated);
         herd__rt_free(rt);
@@ -584,6 +587,7 @@ HERD_API int herd_stop(void) {
      * with the release in herd__adopt_leave(): its work on worker 0 is done. */
     while (atomic_load_explicit(&rt->adopted, memory_order_acquire) != 0)
         usleep(1000);
+    herd__watchdog_stop(rt);
     herd_worker_stats *st = calloc((size_t)rt->nworkers, sizeof *st);
     stop_workers(rt, rt->nworkers);
     int rc = 0;

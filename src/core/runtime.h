@@ -45,6 +45,51 @@ enum herd__task_kind {
 /* herd__join and herd__frame are defined in herd/herd_fast.h (the inline
  * paths create frames). J1..J4 in docs/design/tasks.md. */
 
+/* What a suspended task waits for (core/watchdog.c prints it: the watchdog's
+ * dump of blocked tasks). NONE: running, or suspended only to be resumed at
+ * once (herd_yield, a work-first continuation). */
+enum herd__wait_kind {
+    HERD__WAIT_NONE = 0,
+    HERD__WAIT_MUTEX,
+    HERD__WAIT_COND,
+    HERD__WAIT_BARRIER,
+    HERD__WAIT_FEB,      /* a full/empty word */
+    HERD__WAIT_FUTURE,
+    HERD__WAIT_GROUP,
+    HERD__WAIT_CHILDREN, /* herd_wait, or a task's end: its own children */
+    HERD__WAIT_OMP_BARRIER,
+    HERD__WAIT_OMP_TASKWAIT,
+    HERD__WAIT_OMP_TASKGROUP,
+    HERD__WAIT_OMP_LOCK,
+    HERD__WAIT_OMP_CRITICAL,
+    HERD__WAIT_OMP_DEPEND, /* an undeferred task's or a taskwait's dependences */
+    HERD__WAIT_OMP_REGION, /* the end of a parallel region: its members */
+    HERD__WAIT_NKINDS
+};
+
+/* A construct a task is inside while it may block (the OpenMP layer's
+ * barrier, taskwait...): lives on the task's stack, linked innermost first
+ * from its ULT's `ctx` (core/watchdog.h: herd__wait_enter/leave). Owner only. */
+typedef struct herd__wait_ctx {
+    int kind;
+    const void *obj;
+    void *ra; /* where the construct was entered from */
+    struct herd__wait_ctx *prev;
+} herd__wait_ctx;
+
+/* What a suspended ULT waits for, written by herd__block_on before the
+ * switch and read by the watchdog thread: level 0 is the primitive that
+ * suspended it, levels 1.. the enclosing constructs (ctx), innermost
+ * first; a level of kind NONE ends the list. */
+#define HERD__WAIT_LEVELS 4
+typedef struct herd__waitrec {
+    _Atomic int kind[HERD__WAIT_LEVELS];
+    _Atomic(const void *) obj[HERD__WAIT_LEVELS];
+    _Atomic(void *) ra[HERD__WAIT_LEVELS];
+    _Atomic(void *) fn; /* the innermost task's function */
+    _Atomic int worker; /* the worker it suspended on */
+} herd__waitrec;
+
 /* A user-level thread: a stack with a scheduler loop at its bottom and maybe
  * a task above it. Owner: the worker running it; while suspended, whoever
  * holds it in a wait list or ready queue. */
@@ -58,6 +103,10 @@ typedef struct herd__ult {
      * only there (herd__ult_ready puts it on that worker's `home` queue).
      * NULL: any worker may resume it. Set by herd__block, cleared on reuse. */
     struct herd__worker *home;
+    herd__wait_ctx *ctx;  /* owner only: the constructs its task is inside */
+    herd__waitrec wait;   /* while suspended: what for (core/watchdog.c) */
+    /* Every ULT record of the runtime, under rt->ults_lock (watchdog.c). */
+    struct herd__ult *all_next, *all_prev;
 } herd__ult;
 
 
@@ -272,6 +321,10 @@ typedef struct herd__rt {
     _Atomic int serving;
     _Atomic uint32_t serve_seq;
     int serve_asym; /* S1/S2's fences: 1, the closer's membarrier alone; 0, a fence each side */
+    /* Every allocated ULT record (not the workers' native_ult), so that
+     * the watchdog can find the suspended ones (core/watchdog.c). */
+    herd__spin ults_lock;
+    herd__ult *ults;
 } herd__rt;
 
 #define HERD__GATE_CLOSED 0 /* zeroed memory: closed */
@@ -330,6 +383,10 @@ void herd__adopt_unpin(herd__rt *rt);
  * caller's context is saved (so a waker can never resume a half-saved
  * context); it must arrange for herd__ult_ready(u) to be called eventually. */
 void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg);
+/* The same, recording why (kind, the object waited on, the return address
+ * of the public call that waits) for the watchdog's dump. */
+void herd__block_on(int kind, const void *obj, void *ra,
+                    void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg);
 /* Make a suspended ULT runnable: on its home worker's home queue when it
  * has one (callable from any thread then), else on the calling worker's
  * ready queue (callable from a worker only). */

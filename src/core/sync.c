@@ -78,7 +78,7 @@ HERD_API int herd_mutex_lock(herd_mutex *m) {
     }
     /* The unlocker hands the mutex over with `held` still 1 (no barging), so
      * when we resume we own it. The lock is released by arm_mutex. */
-    herd__block(arm_mutex, v);
+    herd__block_on(HERD__WAIT_MUTEX, m, __builtin_return_address(0), arm_mutex, v);
     return 0;
 }
 
@@ -155,7 +155,7 @@ HERD_API int herd_cond_wait(herd_cond *c, herd_mutex *m) {
     cond_view *v = (cond_view *)(void *)c;
     cond_arm a = {v, m};
     herd__spin_lock(&v->lock);
-    herd__block(arm_cond, &a);
+    herd__block_on(HERD__WAIT_COND, c, __builtin_return_address(0), arm_cond, &a);
     return herd_mutex_lock(m);
 }
 
@@ -293,7 +293,8 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
         phase_wait pw = {&b->herd__phase, p};
         if (!herd__spin_wait(herd__self(), phase_moved, &pw)) {
             barrier_arm a = {slot, SPIN_TOKEN(p), &b->herd__phase};
-            herd__block(arm_barrier, &a);
+            herd__block_on(HERD__WAIT_BARRIER, b, __builtin_return_address(0), arm_barrier,
+                           &a);
         }
         /* Released: the phase has moved (we saw it, or the last arrival
          * woke us after moving it, or our arm saw it). ORDER: acquire;

@@ -10,6 +10,7 @@
  * did not run itself (nspawned) and, if some still run, suspends (J2). */
 #include "core/runtime.h"
 #include "core/trace.h"
+#include "core/watchdog.h"
 
 #include <limits.h>
 #include <linux/futex.h>
@@ -126,7 +127,7 @@ static void drain(herd__frame *f, void *j) {
     }
 }
 
-void herd__frame_wait(herd__frame *f) {
+static void frame_wait_at(herd__frame *f, void *ra) {
     drain(f, &f->join);
     int64_t n = f->nspawned;
     if (n == 0)
@@ -140,8 +141,10 @@ void herd__frame_wait(herd__frame *f) {
         return;
     }
     arm_frame_arg a = {f, n};
-    herd__block(arm_frame, &a);
+    herd__block_on(HERD__WAIT_CHILDREN, f, ra, arm_frame, &a);
 }
+
+void herd__frame_wait(herd__frame *f) { frame_wait_at(f, __builtin_return_address(0)); }
 
 /* Does the scheduler place the children of this root itself (paper 004's
  * first level of parallelism)? Only herd_run roots, and only help-first:
@@ -311,13 +314,13 @@ HERD_API int herd__wait_slow(void) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)
         return HERD_ENOTASK;
-    herd__frame_wait(w->hot.frame);
+    frame_wait_at(w->hot.frame, __builtin_return_address(0)); /* herd_wait's caller */
     return 0;
 }
 
 HERD_API void herd__publish_slow(void) { publish(herd__self()); }
 
-HERD_API void herd__frame_finish(herd__frame *f) { herd__frame_wait(f); }
+HERD_API void herd__frame_finish(herd__frame *f) { frame_wait_at(f, __builtin_return_address(0)); }
 
 HERD_API int herd_spawn_fn(herd_fn fn, const void *arg, size_t arg_size) {
     return herd_spawn(fn, arg, arg_size);
@@ -480,8 +483,12 @@ HERD_API int herd_group_wait(herd_group *g) {
     group_rec *r = group_of(g);
     if (atomic_load_explicit(&r->state, memory_order_relaxed) & GROUP_WAITING)
         return HERD_EBUSY;
-    /* Group tasks this task queued on top of our deque run here first. */
+    /* Group tasks this task queued on top of our deque run here first; one
+     * that blocks shows in the watchdog's dump as inside this wait. */
+    herd__wait_ctx c;
+    herd__wait_enter(&c, HERD__WAIT_GROUP, g, __builtin_return_address(0));
     drain(w->hot.frame, r);
+    herd__wait_leave(&c);
     /* The last tasks may be about to finish on other workers (a parallel
      * region's members): spin a little before suspending. */
     herd__spin_wait(herd__self(), group_empty, r);
@@ -489,6 +496,6 @@ HERD_API int herd_group_wait(herd_group *g) {
      * are visible when we see the count reach zero (at once after a
      * successful spin). */
     while (atomic_load_explicit(&r->state, memory_order_acquire) >= GROUP_ONE)
-        herd__block(arm_group, r);
+        herd__block_on(HERD__WAIT_GROUP, g, __builtin_return_address(0), arm_group, r);
     return 0;
 }

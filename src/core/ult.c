@@ -12,6 +12,7 @@
 
 #include "arch/context.h"
 #include "core/trace.h"
+#include "core/watchdog.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -153,6 +154,7 @@ void herd__ult_pool_free(herd__rt *rt) {
     while (rt->pool) {
         herd__ult *u = rt->pool;
         rt->pool = u->next;
+        herd__ult_untrack(rt, u);
         herd__stack_delete(&rt->stacks, u->stack);
         free(u);
     }
@@ -178,6 +180,7 @@ herd__ult *herd__ult_get(herd__worker *w) {
         return NULL;
     }
     HERD__COUNT(w, stacks_allocated);
+    herd__ult_track(w->rt, u);
     return u;
 }
 
@@ -186,9 +189,11 @@ void herd__ult_put(herd__worker *w, herd__ult *u) {
     u->frame = NULL;
     u->first_level = NULL;
     u->home = NULL;
+    u->ctx = NULL;
     if (w->ncache >= STACK_CACHE_MAX) {
         if (pool_put(w->rt, u))
             return;
+        herd__ult_untrack(w->rt, u);
         herd__stack_delete(&w->rt->stacks, u->stack);
         free(u);
         return;
@@ -267,6 +272,7 @@ static void ult_fresh(herd__ult *u) {
     u->frame = NULL;
     u->first_level = NULL;
     u->home = NULL;
+    u->ctx = NULL;
     u->stack->sp = herd__ctx_make(herd__stack_top(u->stack), ult_entry);
 }
 
@@ -305,8 +311,15 @@ void herd__resume_from_loop(herd__worker *w, herd__ult *u) {
 }
 
 void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
+    herd__block_on(HERD__WAIT_NONE, NULL, NULL, arm, arg);
+}
+
+void herd__block_on(int kind, const void *obj, void *ra,
+                    void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
     herd__worker *w = herd__self();
     herd__ult *me = w->cur;
+    if (kind != HERD__WAIT_NONE) /* the watchdog's record (watchdog.h), before arm publishes me */
+        herd__wait_record(w, me, kind, obj, ra);
     herd__ult *next = herd__ult_get(w);
     if (!next)
         fatal_no_stack(w);
@@ -331,6 +344,7 @@ void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *ar
      * in their nspawned before we suspended, and any still queued run as
      * roots; from now on our frames spawn at this worker's head. */
     w = herd__self();
+    herd__wait_clear(me);
     for (herd__frame *f = me->frame; f; f = f->up)
         f->base = w->hot.q.head;
     w->hot.frame = me->frame;
@@ -387,6 +401,7 @@ void herd__worker_free_cache(herd__worker *w) {
     while (w->cache) {
         herd__ult *u = w->cache;
         w->cache = u->next;
+        herd__ult_untrack(w->rt, u);
         herd__stack_delete(&w->rt->stacks, u->stack);
         free(u);
     }

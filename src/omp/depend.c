@@ -40,6 +40,7 @@
  * Undeferred tasks with dependences (if(0), final) and taskwait depend are
  * "waiter" nodes: release fills a full/empty word that the creator reads
  * (it suspends as a task; its worker runs other tasks meanwhile). */
+#include "core/watchdog.h"
 #include "omp/omp.h"
 
 #include <stdlib.h>
@@ -339,7 +340,10 @@ static int drop_hold(dep_node *n) {
 
 static void wait_released(dep_node *n) {
     uint64_t v;
+    herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
+    herd__wait_enter(&c, HERD__WAIT_OMP_DEPEND, n->parent, NULL);
     if (herd_feb_readFF(&n->feb, &v)) herd__omp_fatal("cannot wait for a task's dependences");
+    herd__wait_leave(&c);
 }
 
 void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,

@@ -46,8 +46,9 @@ static void arm_park(herd__worker *w, herd__ult *u, void *p) {
     herd__spin_unlock(&b->lock);
 }
 
-/* Sleep until an unpark of addr, unless *addr no longer holds `expect`. */
-static void park(_Atomic uint32_t *addr, uint32_t expect) {
+/* Sleep until an unpark of addr, unless *addr no longer holds `expect`.
+ * kind, ra: what the watchdog's dump says the task waits on, from where. */
+static void park(_Atomic uint32_t *addr, uint32_t expect, int kind, void *ra) {
     bucket *b = bucket_of((void *)addr);
     waiter wt = {addr, NULL, 0, NULL};
     herd__spin_lock(&b->lock);
@@ -64,7 +65,7 @@ static void park(_Atomic uint32_t *addr, uint32_t expect) {
     b->tail = &wt;
     if (herd__self()) {
         OMP_SAVE();
-        herd__block(arm_park, &wt); /* arm_park releases the bucket */
+        herd__block_on(kind, addr, ra, arm_park, &wt); /* arm_park releases the bucket */
         OMP_RESTORE();
         return;
     }
@@ -102,7 +103,7 @@ static void unpark_one(_Atomic uint32_t *addr) {
     syscall(SYS_futex, &wt->flag, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-void herd__omp_word_lock(_Atomic uint32_t *w) {
+static void word_lock_at(_Atomic uint32_t *w, int kind, void *ra) {
     uint32_t c = 0;
     /* ORDER: acquire on success; pairs with the release exchange in
      * herd__omp_word_unlock(): the previous holder's writes are visible. */
@@ -112,9 +113,13 @@ void herd__omp_word_lock(_Atomic uint32_t *w) {
     if (c != 2)
         c = atomic_exchange_explicit(w, 2, memory_order_acquire);
     while (c != 0) {
-        park(w, 2);
+        park(w, 2, kind, ra);
         c = atomic_exchange_explicit(w, 2, memory_order_acquire); /* ORDER: as above */
     }
+}
+
+void herd__omp_word_lock(_Atomic uint32_t *w) {
+    word_lock_at(w, HERD__WAIT_OMP_LOCK, __builtin_return_address(0));
 }
 
 int herd__omp_word_trylock(_Atomic uint32_t *w) {
@@ -144,7 +149,9 @@ _Static_assert(sizeof(nest_lock) == 16, "omp_nest_lock_t is 16 bytes in GCC's om
 OMP_API void omp_init_lock_30(void *l) { atomic_init(LOCK(l), 0); }
 OMP_API void omp_init_lock_with_hint(void *l, int hint) { (void)hint; omp_init_lock_30(l); }
 OMP_API void omp_destroy_lock_30(void *l) { (void)l; }
-OMP_API void omp_set_lock_30(void *l) { herd__omp_word_lock(LOCK(l)); }
+OMP_API void omp_set_lock_30(void *l) {
+    word_lock_at(LOCK(l), HERD__WAIT_OMP_LOCK, __builtin_return_address(0));
+}
 OMP_API void omp_unset_lock_30(void *l) { herd__omp_word_unlock(LOCK(l)); }
 OMP_API int omp_test_lock_30(void *l) { return herd__omp_word_trylock(LOCK(l)); }
 
@@ -164,7 +171,7 @@ OMP_API void omp_set_nest_lock_30(void *p) {
         l->count++;
         return;
     }
-    herd__omp_word_lock(&l->word);
+    word_lock_at(&l->word, HERD__WAIT_OMP_LOCK, __builtin_return_address(0));
     l->owner = me;
     l->count = 1;
 }
@@ -307,11 +314,17 @@ FORTRAN_25(test_nest_lock, int, long);
 
 static _Atomic uint32_t critical_word, atomic_word;
 
-OMP_API void GOMP_critical_start(void) { herd__omp_word_lock(&critical_word); }
+OMP_API void GOMP_critical_start(void) {
+    word_lock_at(&critical_word, HERD__WAIT_OMP_CRITICAL, __builtin_return_address(0));
+}
 OMP_API void GOMP_critical_end(void) { herd__omp_word_unlock(&critical_word); }
 /* *pptr is a pointer-sized, zero-initialised common symbol per name: its
  * first word is the lock. */
-OMP_API void GOMP_critical_name_start(void **pptr) { herd__omp_word_lock(LOCK(pptr)); }
+OMP_API void GOMP_critical_name_start(void **pptr) {
+    word_lock_at(LOCK(pptr), HERD__WAIT_OMP_CRITICAL, __builtin_return_address(0));
+}
 OMP_API void GOMP_critical_name_end(void **pptr) { herd__omp_word_unlock(LOCK(pptr)); }
-OMP_API void GOMP_atomic_start(void) { herd__omp_word_lock(&atomic_word); }
+OMP_API void GOMP_atomic_start(void) {
+    word_lock_at(&atomic_word, HERD__WAIT_OMP_CRITICAL, __builtin_return_address(0));
+}
 OMP_API void GOMP_atomic_end(void) { herd__omp_word_unlock(&atomic_word); }

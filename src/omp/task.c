@@ -14,6 +14,7 @@
  * are spawned into the taskgroup's herd group, so its end waits for them
  * (and, through them, their descendants) and not for the encountering
  * task's other children. */
+#include "core/watchdog.h"
 #include "omp/omp.h"
 
 #include <stdlib.h>
@@ -353,12 +354,15 @@ static int throttled(herd__hot *h) {
     return 1;
 }
 
-static __attribute__((noinline)) void taskwait_general(void) {
+static __attribute__((noinline)) void taskwait_general(void *ra) {
     OMP_SAVE();
+    herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
+    herd__wait_enter(&c, HERD__WAIT_OMP_TASKWAIT, omp__saved, ra);
     if (omp__saved->tg || omp__saved->deps)
         herd__omp_wait_tasks(omp__saved);
     else
         herd__omp_wait_children(omp__saved); /* run them here, inline */
+    herd__wait_leave(&c);
     OMP_RESTORE();
 }
 
@@ -381,7 +385,7 @@ OMP_API void GOMP_taskwait(void) {
         if (f && h->q.head <= f->base && !f->nspawned)
             return;
     }
-    taskwait_general();
+    taskwait_general(__builtin_return_address(0));
 }
 
 /* Everything but the common task (GOMP_task's own path): copy functions,
@@ -487,12 +491,15 @@ OMP_API void GOMP_taskgroup_end(void) {
     omp_task *t = omp__saved;
     omp_taskgroup *tg = t->tg;
     if (herd__self()) {
+        herd__wait_ctx c;
+        herd__wait_enter(&c, HERD__WAIT_OMP_TASKGROUP, tg, __builtin_return_address(0));
         herd_group_wait(&tg->g);
         /* Dependent tasks are queued in the task's one dependence group,
          * wherever they were created: waiting for all of them is a
          * superset of the taskgroup's (see docs/design/openmp.md). */
         if (t->deps)
             herd_group_wait(herd__omp_deps_group(t->deps));
+        herd__wait_leave(&c);
     }
     if (t->deps)
         herd__omp_wait_events(t, 0); /* undeferred detached tasks (a superset too) */

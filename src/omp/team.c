@@ -9,6 +9,7 @@
  * end of the region: each member waits for its own tasks (herd_wait, which
  * covers their descendants: a herd task completes after its children), and
  * the encountering task waits for the members' group. */
+#include "core/watchdog.h"
 #include "omp/omp.h"
 
 #include <pthread.h>
@@ -156,7 +157,10 @@ static void run_members(omp_team *team, int outer) {
     }
     a.i = 0;
     herd__call_task(member_entry, &a);
+    herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
+    herd__wait_enter(&c, HERD__WAIT_OMP_REGION, team, NULL);
     herd_group_wait(&team->members);
+    herd__wait_leave(&c);
 }
 
 typedef void (*omp_preinit)(omp_team *team, void *arg);
@@ -331,6 +335,9 @@ OMP_API void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nt,
 OMP_API void GOMP_barrier(void) {
     OMP_SAVE();
     omp_task *t = omp__saved;
+    herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
+    herd__wait_enter(&c, HERD__WAIT_OMP_BARRIER, t->team ? (void *)&t->team->bar : NULL,
+                     __builtin_return_address(0));
     if (herd__self())
         herd__omp_wait_tasks(t); /* this member's tasks; the barrier then covers the team's */
     else if (t->deps)
@@ -339,6 +346,7 @@ OMP_API void GOMP_barrier(void) {
         (void)herd__omp_cancel_barrier(t); /* one a cancel ends (cancel.c) */
     else if (t->team && t->team->nthreads > 1)
         herd_barrier_wait(&t->team->bar);
+    herd__wait_leave(&c);
     OMP_RESTORE();
 }
 
