@@ -107,8 +107,12 @@ typedef struct herd__ult {
     herd__waitrec wait;   /* while suspended: what for (core/watchdog.c) */
     /* Every ULT record of the runtime, under rt->ults_lock (watchdog.c). */
     struct herd__ult *all_next, *all_prev;
+    /* Owner only: 1 once a task ran on this stack since it was last
+     * recycled. herd__ult_put gives back the deep pages of such stacks only:
+     * one that ran nothing but the scheduler loop (every yield takes one)
+     * never went deep, and its madvise would be a system call per yield. */
+    int ran_task;
 } herd__ult;
-
 
 /* Ready ULTs guarded by a spinlock; any worker may take from it. Resumed
  * tasks join at the back and the owner takes from the front (oldest first);

@@ -156,6 +156,7 @@ static int places_first_level(const herd__worker *w, const herd__taskcopy *t) {
 
 void herd__run_root(herd__worker *w, herd__taskcopy *t) {
     herd__frame fr;
+    w->cur->ran_task = 1; /* its stack may go deep: trim it when recycled */
     herd__frame_open(&fr, &w->hot, t->fn, NULL);
     w->hot.frame = &fr;
     int first_level = places_first_level(w, t);

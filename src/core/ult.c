@@ -185,7 +185,9 @@ herd__ult *herd__ult_get(herd__worker *w) {
 }
 
 void herd__ult_put(herd__worker *w, herd__ult *u) {
-    herd__stack_trim(&w->rt->stacks, u->stack);
+    if (u->ran_task)
+        herd__stack_trim(&w->rt->stacks, u->stack);
+    u->ran_task = 0;
     u->frame = NULL;
     u->first_level = NULL;
     u->home = NULL;

@@ -95,10 +95,19 @@ int herd__omp_pause(void) {
 }
 
 void herd__omp_relax(void) {
-    if (herd__self()) {
+    herd__worker *w = herd__self();
+    if (w) {
+        int oversubscribed = !w->rt->cpu_per_worker;
         OMP_SAVE();
         herd_yield();
         OMP_RESTORE();
+        /* More workers than CPUs: the member we wait for may be another
+         * worker's kernel thread that the OS has not scheduled; herd_yield
+         * only runs our own worker's tasks, so give the CPU away too (a
+         * spin-wait chain through 3 workers on 2 CPUs otherwise moved one
+         * step per OS time slice: omp.loops.herd-run, 60 s and more). */
+        if (oversubscribed)
+            sched_yield();
     } else {
         sched_yield();
     }
