@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,11 @@ void herd__omp_init(void) {
     }
     if ((s = getenv("OMP_NUM_TEAMS")) && *s)
         g->nteams = (int)parse_long("OMP_NUM_TEAMS", s, 1, "an integer >= 1");
+    g->thread_limit = INT_MAX; /* unset: no limit (libgomp's UINT_MAX, as an int) */
+    if ((s = getenv("OMP_THREAD_LIMIT")) && *s) {
+        long v = parse_long("OMP_THREAD_LIMIT", s, 1, "an integer >= 1");
+        g->thread_limit = v < INT_MAX ? (int)v : INT_MAX;
+    }
     if ((s = getenv("OMP_TEAMS_THREAD_LIMIT")) && *s)
         g->teams_thread_limit =
             (int)parse_long("OMP_TEAMS_THREAD_LIMIT", s, 1, "an integer >= 1");
@@ -233,7 +239,7 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_PLACES = '%s'\n", getenv("OMP_PLACES") ? getenv("OMP_PLACES") : "");
     fprintf(stderr, "  OMP_STACKSIZE = '%zu'\n", g->stacksize);
     fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", g->wait_active ? "ACTIVE" : "PASSIVE");
-    fprintf(stderr, "  OMP_THREAD_LIMIT = '%d'\n", g->workers);
+    fprintf(stderr, "  OMP_THREAD_LIMIT = '%d'\n", g->thread_limit);
     fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%d'\n", i->max_active);
     fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", g->cancellation ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");
