@@ -53,15 +53,36 @@ OMP_API bool GOMP_cancellation_point(int which) {
 
 /* ------------------------------------------------- target: host fallback */
 
+/* The target's thread_limit among GCC's target arguments (a NULL-ended list
+ * of words: device bits 0-6, a "value follows" bit 7, the id in bits 8-15,
+ * else the value from bit 16); 0: none for every device. */
+static long target_thread_limit(void **args) {
+    while (args && *args) {
+        intptr_t id = (intptr_t)*args++;
+        intptr_t val = id & (1 << 7) ? (intptr_t)*args++ : id >> 16;
+        if ((id & 0x7f) == 0 && (id & 0xff00) == (2 << 8))
+            return val;
+    }
+    return 0;
+}
+
 OMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void **hostaddrs,
                              size_t *sizes, unsigned short *kinds, unsigned flags, void **depend,
                              void **args) {
-    (void)device, (void)mapnum, (void)sizes, (void)kinds, (void)args;
+    (void)device, (void)mapnum, (void)sizes, (void)kinds;
     if (flags & 1u) { /* nowait: a deferred task in libgomp; run it here */
     }
     if (depend)
         herd__omp_unsupported("target with depend", __builtin_return_address(0));
+    /* thread_limit: the region's thread-limit-var (omp_get_thread_limit,
+     * and the cap of its teams), kept where host teams keep theirs. */
+    omp_task *root = herd__omp_root(herd__omp_task());
+    int saved = root->league_limit;
+    long l = target_thread_limit(args);
+    if (l > 0 && l < herd__omp_g.thread_limit)
+        root->league_limit = (int)l;
     fn(hostaddrs);
+    root->league_limit = saved;
 }
 OMP_API void GOMP_target(int device, void (*fn)(void *), const void *unused, size_t mapnum,
                          void **hostaddrs, size_t *sizes, unsigned char *kinds) {
