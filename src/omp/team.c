@@ -15,13 +15,15 @@
  * its children), and the encountering task waits for the members' group and
  * for the guests.
  *
- * Mixed teams (some members guests): the team barrier and the wait for the
- * guests are a count and a list of waiters under the team's mix_lock; the
- * last arrival releases every waiter while it holds the lock. A waiter that
- * is a herd task spins a little (herd__spin_wait) and then suspends
- * (herd__block: its worker runs other tasks; tied mode homes it, so the
- * releaser may be any thread); a guest spins a little and then sleeps on a
- * futex word of its own. */
+ * Mixed teams (some members guests): the team barrier is a count under the
+ * team's mix_lock (a mutex: with more threads than CPUs a preempted holder
+ * of a spin lock stalled every other arrival); the last arrival moves the
+ * phase and releases the waiters. A waiter that is a herd task spins a
+ * little (herd__spin_wait) and then suspends (herd__block: its worker runs
+ * other tasks; tied mode homes it, so the releaser may be any thread); a
+ * thread spins a little and then sleeps on the phase word. The end of the
+ * region waits for the guests the same way (the last guest releases the
+ * encountering task). */
 #include "omp/omp.h"
 
 #include <limits.h>
