@@ -3,11 +3,13 @@
  * distinct thread numbers and distinct kernel threads, threadprivate data that
  * persists across regions of the same size, exact critical/lock/atomic
  * counts, and members that spin on each other's flags (no yield) complete,
- * in the outermost team and in nested 2x2 and 4x2 teams. With
+ * in the outermost team and in nested 2x2 and 4x2 teams; application
+ * threads running regions at once each get their team. With
  * OMP_THREAD_LIMIT set, teams are capped by it as libgomp caps them. */
 #include "check_omp.h"
 
 #include <omp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -181,6 +183,36 @@ static void test_icvs(void) {
         CHECK_EQ(omp_get_thread_limit(), atoi(l));
 }
 
+/* Application threads running outermost regions at once: one holds herd's
+ * worker 0, the others run member 0 themselves, and every team still gets
+ * its 3 threads (herd gave the others a team of one before). */
+static void *app_thread(void *p) {
+    (void)p;
+    for (int r = 0; r < 50; r++) {
+        int n = 0, cnt = 0;
+#pragma omp parallel num_threads(3) reduction(+ : cnt)
+        {
+            cnt++;
+#pragma omp barrier
+#pragma omp single
+            n = omp_get_num_threads();
+        }
+        CHECK_EQ(n, expect(3));
+        CHECK_EQ(cnt, expect(3));
+    }
+    return NULL;
+}
+
+static void test_app_threads(void) {
+    if (getenv("OMP_THREAD_LIMIT"))
+        return; /* the threads' teams share the limit: their sizes vary */
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        CHECK(pthread_create(&t[i], NULL, app_thread, NULL) == 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(pthread_join(t[i], NULL) == 0);
+}
+
 int main(void) {
     for (int rep = 0; rep < 2; rep++) {
         test_outer(4);
@@ -190,6 +222,7 @@ int main(void) {
         test_nested(2, 2);
         test_nested(4, 2);
         test_icvs();
+        test_app_threads();
     }
     printf("omp team_size: ok\n");
     return 0;
