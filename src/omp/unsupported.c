@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void herd__omp_unsupported(const char *what, void *caller) {
     Dl_info info;
@@ -66,6 +67,45 @@ static long target_thread_limit(void **args) {
     return 0;
 }
 
+/* A target region on the host runs as the initial task of a device of its
+ * own, as libgomp's host fallback runs it: outside any team (level 0, no
+ * ancestors), with the initial ICVs; thread_limit (> 0) is its
+ * thread-limit-var (omp_get_thread_limit, and the cap of its teams), kept
+ * where host teams keep theirs. On a worker it runs as a herd task of its
+ * own (herd__call_task), and ends when its tasks have: they point at its
+ * record. */
+typedef struct host_arg {
+    void (*fn)(void *);
+    void **hostaddrs;
+    omp_task *dev;
+} host_arg;
+
+static void host_entry(void *p) {
+    host_arg *a = p;
+    herd__omp_cur = a->dev;
+    a->fn(a->hostaddrs);
+    if (herd__self())
+        herd__omp_wait_tasks(a->dev);
+    herd__omp_deps_free(a->dev);
+}
+
+static void run_on_host(void (*fn)(void *), void **hostaddrs, long thread_limit) {
+    OMP_SAVE();
+    omp_task dev;
+    memset(&dev, 0, sizeof dev);
+    dev.icv = herd__omp_g.icv;
+    dev.frame_mode = OMP_FRAME_HERD; /* the frame herd__call_task opens */
+    dev.ch_lo = dev.ch_hi = -1;
+    if (thread_limit > 0 && thread_limit < herd__omp_g.thread_limit)
+        dev.league_limit = (int)thread_limit;
+    host_arg a = {fn, hostaddrs, &dev};
+    if (herd__self())
+        herd__call_task(host_entry, &a);
+    else
+        host_entry(&a);
+    OMP_RESTORE();
+}
+
 OMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void **hostaddrs,
                              size_t *sizes, unsigned short *kinds, unsigned flags, void **depend,
                              void **args) {
@@ -74,20 +114,12 @@ OMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void
     }
     if (depend)
         herd__omp_unsupported("target with depend", __builtin_return_address(0));
-    /* thread_limit: the region's thread-limit-var (omp_get_thread_limit,
-     * and the cap of its teams), kept where host teams keep theirs. */
-    omp_task *root = herd__omp_root(herd__omp_task());
-    int saved = root->league_limit;
-    long l = target_thread_limit(args);
-    if (l > 0 && l < herd__omp_g.thread_limit)
-        root->league_limit = (int)l;
-    fn(hostaddrs);
-    root->league_limit = saved;
+    run_on_host(fn, hostaddrs, target_thread_limit(args));
 }
 OMP_API void GOMP_target(int device, void (*fn)(void *), const void *unused, size_t mapnum,
                          void **hostaddrs, size_t *sizes, unsigned char *kinds) {
     (void)device, (void)unused, (void)mapnum, (void)sizes, (void)kinds;
-    fn(hostaddrs);
+    run_on_host(fn, hostaddrs, 0);
 }
 /* Data mapping on the host is the identity. */
 OMP_API void GOMP_target_data(void) {}
