@@ -19,7 +19,7 @@ OMP_API int omp_get_num_threads(void) {
     const omp_team *t = herd__omp_task()->team;
     return t ? t->nthreads : 1;
 }
-/* nthreads-var, an upper bound (an outermost team is capped at the workers). */
+/* nthreads-var: the size of the next team (OMP_THREAD_LIMIT and dyn-var may give fewer). */
 OMP_API int omp_get_max_threads(void) { return herd__omp_task()->icv.nthreads; }
 OMP_API int omp_get_num_procs(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -256,10 +256,14 @@ void herd__omp_init(void) {
                      : (int)(pus < 1 ? 1 : pus > HERD__WORKERS_MAX ? HERD__WORKERS_MAX : pus);
     if (!icv->nthreads)
         icv->nthreads = g->workers;
-    /* thread-limit-var: the workers are the threads herd has. */
+    /* thread-limit-var: the threads of all teams together (team.c counts
+     * them as libgomp does); unset: no limit (libgomp's UINT_MAX, as an
+     * int). More workers than that could never all serve a team. */
+    g->thread_limit = INT_MAX;
     if ((s = getenv("OMP_THREAD_LIMIT")) && *s) {
         int limit = (int)parse_long("OMP_THREAD_LIMIT", s, 1, INT_MAX,
                                     "an integer from 1 to 2147483647");
+        g->thread_limit = limit;
         if (g->workers > limit)
             g->workers = limit;
         if (icv->nthreads > limit)
@@ -344,7 +348,7 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_PLACES = '%s'\n", getenv("OMP_PLACES") ? getenv("OMP_PLACES") : "");
     fprintf(stderr, "  OMP_STACKSIZE = '%zu'\n", g->stacksize);
     fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", g->wait_active ? "ACTIVE" : "PASSIVE");
-    fprintf(stderr, "  OMP_THREAD_LIMIT = '%d'\n", g->workers);
+    fprintf(stderr, "  OMP_THREAD_LIMIT = '%d'\n", g->thread_limit);
     fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%d'\n", i->max_active);
     fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", g->cancellation ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");

@@ -11,6 +11,7 @@
 
 #include "core/runtime.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -49,7 +50,10 @@ typedef struct omp_icv {
 /* Process-wide settings from the OMP_* environment (icv.c). */
 typedef struct omp_global {
     omp_icv icv;          /* initial values */
-    int workers;          /* herd workers = thread-limit-var */
+    int workers;          /* herd workers (a team beyond them gets guest threads: guest.c) */
+    int thread_limit;     /* thread-limit-var (OMP_THREAD_LIMIT); INT_MAX: unset */
+    _Atomic int threads_busy; /* threads beyond the initial one in teams now, counted
+                               * only while thread_limit is set (team.c) */
     int display_env;      /* OMP_DISPLAY_ENV: 0 false, 1 true, 2 verbose */
     int wait_active;      /* OMP_WAIT_POLICY=active */
     size_t stacksize;     /* OMP_STACKSIZE, 0 if unset */
@@ -109,16 +113,34 @@ typedef struct omp_taskgroup {
     uintptr_t *red;             /* the task reductions registered in it, NULL: none */
 } omp_taskgroup;
 
+/* A member waiting at a mixed team's barrier or for its guests (team.c):
+ * a task (ult) or a thread sleeping on flag. */
+typedef struct omp_waiter {
+    struct omp_waiter *next;
+    herd__ult *ult;
+    _Atomic uint32_t flag; /* 0 waiting, 1 released, 2 asleep on the futex */
+} omp_waiter;
+
 typedef struct omp_team {
     int nthreads;
+    int nworker;        /* members 0..nworker-1 are herd tasks; the others guests */
     int level;          /* nesting level of its implicit tasks */
     int active_level;
     int outer;          /* member i runs on worker i (the outermost active team) */
     struct omp_task *parent; /* the task that encountered the parallel */
     void (*fn)(void *);
     void *data;
-    herd_barrier bar;
+    herd_barrier bar;   /* the barrier when every member is a herd task */
     herd_group members;
+    /* Teams with guests (nworker < nthreads): their barrier and end, under
+     * mix_lock (team.c, "Mixed teams") */
+    pthread_mutex_t mix_lock;
+    int mix_arrived;
+    omp_waiter *mix_waiting;      /* herd tasks waiting at the barrier */
+    _Atomic uint32_t mix_phase;   /* barrier phase; threads sleep on it */
+    _Atomic int mix_sleepers;
+    int guests_left;
+    omp_waiter *end_waiter;
     int preinit;        /* combined construct: worksharing 0 is set up */
     uintptr_t *red;     /* parallel reduction(task, ...): the members' registration */
     /* cancellation (OMP_CANCELLATION=true, cancel.c): the region is
@@ -195,6 +217,12 @@ int herd__omp_start(void);
 /* team.c: stop herd's workers outside every region (omp_pause_resource);
  * 0 paused, -1 not (a region runs). */
 int herd__omp_pause(void);
+/* guest.c: run body(arg), then done(arg), on a kernel thread of the
+ * OpenMP layer (a guest: no herd worker): slot's own thread (slot >= 0, the
+ * same thread every time), or one of the pool's (slot < 0). arg (up to 32
+ * bytes) is copied. done runs once the thread may take its next job. */
+void herd__omp_guest_run(int slot, void (*body)(void *), void (*done)(void *), const void *arg,
+                         size_t size);
 /* ws.c */
 void herd__omp_ws_ring_init(omp_team *team);
 /* The next construct of member t: 1 when t must set it up (then call

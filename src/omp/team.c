@@ -1,17 +1,33 @@
-/* Teams: the parallel construct, the team barrier, the current task record,
- * and the start of herd (docs/design/openmp.md, "Teams").
+/* Teams: the parallel construct (and its pre-4.9 start/end form), the team
+ * barrier, the current task record, and the start of herd
+ * (docs/design/openmp.md, "Teams").
  *
- * The outermost active team: the encountering thread adopts herd's worker
- * 0 (core/adopt.c) and runs member 0 on its own stack; member i > 0 is
- * placed on worker i's own queue, so it starts on worker i's kernel thread,
- * and in tied mode it stays there. Inner teams: members are herd tasks of a
- * group, on whatever worker takes them (ULTs, never new kernel threads). The
- * end of the region: each member waits for its own tasks (herd_wait, which
- * covers their descendants: a herd task completes after its children), and
- * the encountering task waits for the members' group. */
+ * Every member has a kernel thread of its own, as under libgomp. The
+ * outermost active team: the encountering thread adopts herd's worker 0
+ * (core/adopt.c) and runs member 0 on its own stack; member i > 0 below
+ * the workers is placed on worker i's own queue, so it starts on worker
+ * i's kernel thread, and in tied mode it stays there; members beyond the
+ * workers run on guest threads (guest.c). Nested active teams, and teams
+ * whose encountering thread is not a herd worker (a guest, a second
+ * application thread): member 0 on the encountering thread, members 1.. on
+ * guests. The end of the region: each member waits for its own tasks
+ * (herd_wait, which covers their descendants: a herd task completes after
+ * its children), and the encountering task waits for the members' group and
+ * for the guests.
+ *
+ * Mixed teams (some members guests): the team barrier is a count under the
+ * team's mix_lock (a mutex: with more threads than CPUs a preempted holder
+ * of a spin lock stalled every other arrival); the last arrival moves the
+ * phase and releases the waiters. A waiter that is a herd task spins a
+ * little (herd__spin_wait) and then suspends (herd__block: its worker runs
+ * other tasks; tied mode homes it, so the releaser may be any thread); a
+ * thread spins a little and then sleeps on the phase word. The end of the
+ * region waits for the guests the same way (the last guest releases the
+ * encountering task). */
 #include "core/watchdog.h"
 #include "omp/omp.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -113,71 +129,246 @@ void herd__omp_relax(void) {
     }
 }
 
+/* ---------------------------------------------------------- mixed teams */
+
+#define MIX_SPIN 2000 /* a thread's pauses before it sleeps (about 50 us) */
+
+typedef struct mix_arm {
+    pthread_mutex_t *lock;
+    omp_waiter *w;
+} mix_arm;
+
+static void arm_mix(herd__worker *wk, herd__ult *u, void *p) {
+    (void)wk;
+    mix_arm a = *(mix_arm *)p; /* on u's stack: read before u can run */
+    pthread_mutex_lock(a.lock);
+    /* ORDER: relaxed; the lock orders it against mix_release(). */
+    if (atomic_load_explicit(&a.w->flag, memory_order_relaxed) == 1) {
+        pthread_mutex_unlock(a.lock); /* released while we switched: nobody else wakes u */
+        herd__ult_ready(u);
+        return;
+    }
+    a.w->ult = u; /* the unlock publishes it to the releaser, which reads it under the lock */
+    pthread_mutex_unlock(a.lock);
+}
+
+/* Release a waiter. Context: the team's mix_lock held. */
+static void mix_release(omp_waiter *w) {
+    herd__ult *u = w->ult;
+    if (u) {
+        herd__ult_ready(u); /* homed (tied mode): safe from any thread */
+        return;
+    }
+    /* ORDER: release; pairs with the acquire loads in mix_wait(). After it
+     * the waiter may return and its record vanish (a futex wake of a dead
+     * word wakes nobody). */
+    if (atomic_exchange_explicit(&w->flag, 1, memory_order_release) == 2)
+        herd__futex_wake(&w->flag, 1);
+}
+
+static int flag_set(void *p) {
+    /* ORDER: relaxed; mix_wait's acquire load follows (herd__spin_wait). */
+    return atomic_load_explicit(&((omp_waiter *)p)->flag, memory_order_relaxed) == 1;
+}
+
+/* Wait until mix_release(w). Context: the team's mix_lock held, w in one of
+ * its lists; returns with the lock released. */
+static void mix_wait(omp_team *team, omp_waiter *w) {
+    pthread_mutex_unlock(&team->mix_lock);
+    herd__worker *self = herd__self();
+    if (self) {
+        if (!herd__spin_wait(self, flag_set, w)) {
+            mix_arm a = {&team->mix_lock, w};
+            OMP_SAVE();
+            herd__block(arm_mix, &a);
+            OMP_RESTORE();
+            /* Readied by mix_release or by our arm: both under the lock,
+             * after the releaser's writes; the ready queue orders them. */
+            return;
+        }
+        (void)atomic_load_explicit(&w->flag, memory_order_acquire); /* ORDER: as below */
+        return;
+    }
+    for (int i = 0; i < MIX_SPIN; i++) {
+        /* ORDER: acquire; pairs with the release exchange in mix_release(). */
+        if (atomic_load_explicit(&w->flag, memory_order_acquire) == 1)
+            return;
+        herd__cpu_relax();
+    }
+    uint32_t v = 0;
+    /* ORDER: acquire; on failure (released meanwhile) it pairs with the
+     * release exchange of the waker; on success the loop below reads again. */
+    if (!atomic_compare_exchange_strong_explicit(&w->flag, &v, 2, memory_order_acquire,
+                                                 memory_order_acquire))
+        return;
+    /* ORDER: acquire; pairs with the release exchange in mix_release(). */
+    while (atomic_load_explicit(&w->flag, memory_order_acquire) != 1)
+        herd__futex_wait(&w->flag, 2);
+}
+
+/* A thread (no worker) waits at the barrier for the phase to move past p. */
+static void mix_sleep(omp_team *team, uint32_t p) {
+    for (int i = 0; i < MIX_SPIN; i++) {
+        /* ORDER: acquire; pairs with the last arrival's store of the phase. */
+        if (atomic_load_explicit(&team->mix_phase, memory_order_acquire) != p)
+            return;
+        herd__cpu_relax();
+    }
+    /* ORDER: seq_cst; against the last arrival's seq_cst store of the phase
+     * and load of mix_sleepers (store buffering): it sees us, or the futex
+     * wait sees the new phase and returns. */
+    atomic_fetch_add_explicit(&team->mix_sleepers, 1, memory_order_seq_cst);
+    while (atomic_load_explicit(&team->mix_phase, memory_order_seq_cst) == p)
+        herd__futex_wait(&team->mix_phase, p);
+    atomic_fetch_sub_explicit(&team->mix_sleepers, 1, memory_order_relaxed);
+}
+
+/* The barrier of a team with guests: a count under the lock; herd tasks
+ * wait in a list (each released by a ready), threads on the phase word. */
+static void mix_barrier(omp_team *team) {
+    pthread_mutex_lock(&team->mix_lock);
+    /* ORDER: relaxed; written under the lock only. */
+    uint32_t p = atomic_load_explicit(&team->mix_phase, memory_order_relaxed);
+    if (++team->mix_arrived < team->nthreads) {
+        if (herd__self()) {
+            omp_waiter w = {team->mix_waiting, NULL, 0};
+            team->mix_waiting = &w;
+            mix_wait(team, &w);
+        } else {
+            pthread_mutex_unlock(&team->mix_lock);
+            mix_sleep(team, p);
+        }
+        return;
+    }
+    /* Last arrival: reopen the barrier, move the phase, release the tasks;
+     * a released member that arrives again waits for the lock. */
+    team->mix_arrived = 0;
+    /* ORDER: seq_cst; release for the threads' acquire loads (the writes of
+     * every arrival, ordered before by the lock, become visible), and the
+     * store half of the store buffering in mix_sleep(). */
+    atomic_store_explicit(&team->mix_phase, p + 1, memory_order_seq_cst);
+    omp_waiter *w = team->mix_waiting;
+    team->mix_waiting = NULL;
+    while (w) {
+        omp_waiter *next = w->next; /* before the release: the record may vanish */
+        mix_release(w);
+        w = next;
+    }
+    pthread_mutex_unlock(&team->mix_lock);
+    /* The team outlives this: we are a member, and the region ends after us. */
+    if (atomic_load_explicit(&team->mix_sleepers, memory_order_seq_cst))
+        herd__futex_wake(&team->mix_phase, INT_MAX);
+}
+
+/* ---------------------------------------------------------------- members */
+
 typedef struct member_arg {
     omp_team *team;
     int i;
 } member_arg;
 
-static void member_entry(void *p) {
-    member_arg a;
-    memcpy(&a, p, sizeof a);
-    omp_team *team = a.team;
-    omp_task *prev = herd__omp_cur;
-    omp_task me;
-    memset(&me, 0, sizeof me);
-    me.team = team;
-    me.parent = team->parent;
-    me.thread_num = a.i;
-    me.frame_mode = OMP_FRAME_HERD; /* a herd task of the team's group */
-    me.icv = team->parent->icv;
-    me.red = team->red;
-    me.ch_lo = me.ch_hi = -1;
-    herd__omp_cur = &me;
+/* Member i's implicit task `me` starts (it becomes the current task). */
+static void member_begin(omp_task *me, omp_team *team, int i) {
+    memset(me, 0, sizeof *me);
+    me->team = team;
+    me->parent = team->parent;
+    me->thread_num = i;
+    me->frame_mode = OMP_FRAME_HERD; /* a herd task, or a guest's (no herd children) */
+    me->icv = team->parent->icv;
+    me->red = team->red;
+    me->ch_lo = me->ch_hi = -1;
+    herd__omp_cur = me;
     if (__builtin_expect(herd__omp_g.display_affinity, 0))
         herd__omp_affinity_member();
     if (team->preinit)
-        (void)herd__omp_ws_begin(&me); /* worksharing 0 is set up: just enter it */
-    team->fn(team->data);
+        (void)herd__omp_ws_begin(me); /* worksharing 0 is set up: just enter it */
+}
+
+/* The end of member `me`: its tasks. */
+static void member_finish(omp_task *me) {
     if (herd__self())
-        herd__omp_wait_tasks(&me); /* the region's end: this member's tasks */
-    herd__omp_deps_free(&me);
+        herd__omp_wait_tasks(me); /* the region's end: this member's tasks */
+    herd__omp_deps_free(me);
+}
+
+static void member_entry(void *p) {
+    member_arg a;
+    memcpy(&a, p, sizeof a);
+    omp_task *prev = herd__omp_cur;
+    omp_task me;
+    member_begin(&me, a.team, a.i);
+    a.team->fn(a.team->data);
+    member_finish(&me);
     herd__omp_cur = prev;
 }
 
-static void warn_once(int *done, const char *fmt, int a, int b) {
-    if (!__atomic_exchange_n(done, 1, __ATOMIC_RELAXED)) {
-        fprintf(stderr, "herd-omp: ");
-        fprintf(stderr, fmt, a, b);
-        fprintf(stderr, "\n");
-    }
+/* A guest's member has ended (the guest is back in its pool). */
+static void guest_done(void *p) {
+    member_arg a;
+    memcpy(&a, p, sizeof a);
+    omp_team *team = a.team;
+    pthread_mutex_lock(&team->mix_lock);
+    if (--team->guests_left == 0 && team->end_waiter)
+        mix_release(team->end_waiter);
+    pthread_mutex_unlock(&team->mix_lock); /* our last access to the team */
 }
 
-static int warned_limit, warned_busy;
-
-/* Start the team's members 1..n-1, run member 0 here, wait for all. */
-static void run_members(omp_team *team, int outer) {
-    member_arg a = {team, 0};
-    for (int i = 1; i < team->nthreads; i++) {
-        a.i = i;
-        int rc = outer ? herd__group_place_worker(&team->members, i, member_entry, &a, sizeof a)
-                       : herd_group_spawn(&team->members, member_entry, &a, sizeof a);
-        if (rc)
-            herd__omp_fatal("cannot start team member %d: %s", i, herd_strerror(rc));
+static void wait_guests(omp_team *team) {
+    pthread_mutex_lock(&team->mix_lock);
+    if (team->guests_left == 0) {
+        pthread_mutex_unlock(&team->mix_lock);
+        return;
     }
-    a.i = 0;
-    herd__call_task(member_entry, &a);
-    herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
-    herd__wait_enter(&c, HERD__WAIT_OMP_REGION, team, NULL);
-    herd_group_wait(&team->members);
-    herd__wait_leave(&c);
+    omp_waiter w = {NULL, NULL, 0};
+    team->end_waiter = &w;
+    mix_wait(team, &w);
+    /* The last guest released us holding the lock: wait until it lets go,
+     * its last access to the team (which ends with our return). */
+    pthread_mutex_lock(&team->mix_lock);
+    pthread_mutex_unlock(&team->mix_lock);
+}
+
+/* ---------------------------------------------------------------- regions */
+
+/* One parallel region: its team, and what its encountering thread must undo
+ * at the end. On the encountering task's stack (GOMP_parallel), or on the
+ * heap between GOMP_parallel_start and GOMP_parallel_end. */
+typedef struct region {
+    omp_team team;
+    omp_task *enc;       /* the encountering task */
+    int outer;           /* it adopted worker 0 (fr) */
+    int reserved;        /* threads counted in herd__omp_g.threads_busy */
+    herd__frame fr;      /* outer: the adoption's frame */
+    /* GOMP_parallel_start: member 0's record and frame, the enclosing
+     * region of the same thread */
+    omp_task me0;
+    herd__frame me0_fr, *me0_up;
+    int me0_framed;
+    struct region *prev;
+} region;
+
+/* OMP_THREAD_LIMIT: the threads beyond the encountering one that a team of
+ * n may have now (the contention group's count, as libgomp keeps it). */
+static int reserve_threads(long n) {
+    int limit = herd__omp_g.thread_limit;
+    if (limit == INT_MAX || n <= 1)
+        return (int)n - 1;
+    /* ORDER: relaxed; a count, no data hangs on it. */
+    int busy = atomic_load_explicit(&herd__omp_g.threads_busy, memory_order_relaxed), extra;
+    do {
+        int room = limit - 1 - busy;
+        extra = room < 0 ? 0 : n - 1 < room ? (int)n - 1 : room;
+    } while (!atomic_compare_exchange_weak_explicit(&herd__omp_g.threads_busy, &busy, busy + extra,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    return extra;
 }
 
 typedef void (*omp_preinit)(omp_team *team, void *arg);
 
-static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_preinit pre,
-                     void *pre_arg) {
-    OMP_SAVE();
-    omp_task *enc = omp__saved;
+/* Set the region's team up and start members 1..n-1; member 0 is the
+ * caller's to run (member_entry or member_begin) before region_end. */
+static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *data,
+                         unsigned num_threads, omp_preinit pre, void *pre_arg) {
     int level = enc->team ? enc->team->level : 0;
     int active = enc->team ? enc->team->active_level : 0;
     long n = num_threads ? (long)num_threads : enc->icv.nthreads;
@@ -186,72 +377,152 @@ static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_p
     int team_limit = herd__omp_root(enc)->league_limit; /* teams thread_limit */
     if (team_limit && n > team_limit)
         n = team_limit;
-    /* On this stack: the members end before we return (the group wait),
-     * and with them every task of the region. A heap team (1.5 KB) cost a
-     * malloc_consolidate per region (perf, empty regions). */
-    omp_team team_here, *team = &team_here;
+    omp_team *team = &r->team;
+    /* A heap team (1.5 KB) cost a malloc_consolidate per region (perf,
+     * empty regions): GOMP_parallel keeps it on its stack. */
     memset(team, 0, sizeof *team);
-    int outer = 0;
-    herd__frame fr;
+    r->enc = enc;
+    r->outer = 0;
+    int nworker = 1;
     if (n > 1 && active == 0 && !herd__self()) {
         herd__omp_start();
-        if (n > herd__omp_g.workers) {
-            warn_once(&warned_limit,
-                      "a team of %d threads was asked for; the outermost team has at most %d "
-                      "(the workers: OMP_NUM_THREADS or HERD_WORKERS at start-up)",
-                      (int)n, herd__omp_g.workers);
-            n = herd__omp_g.workers;
+        if (herd__adopt_enter(&r->fr) == 0) {
+            r->outer = 1;
+            nworker = n < herd__omp_g.workers ? (int)n : herd__omp_g.workers;
         }
-        int rc = herd__adopt_enter(&fr);
-        if (rc == 0) {
-            outer = 1;
-            /* The team's tasks run on its own n workers only: a task
-             * reports its worker as its thread number, and a thread number
-             * is one thread's at a time (per-thread data, task reductions). */
-            herd__serve_only(herd__self()->rt, (int)n);
-        } else {
-            /* Another application thread runs an outermost region. */
-            warn_once(&warned_busy,
-                      "two application threads ran outermost parallel regions at once; the "
-                      "second runs with one thread (%d of %d asked)", 1, (int)n);
-            n = 1;
-        }
-    } else if (n > 1 && !herd__self()) {
-        n = 1; /* an inner region of a serialised outer one, outside herd */
+        /* else another application thread holds worker 0: this thread runs
+         * member 0 outside herd, with guests for the others */
     }
+    /* dyn-var true: the runtime may give fewer threads; herd gives no
+     * guests then (the teams of herd's workers alone). */
+    if (enc->icv.dynamic && n > nworker)
+        n = nworker;
+    r->reserved = reserve_threads(n);
+    if (r->reserved + 1 < n) {
+        n = r->reserved + 1;
+        nworker = n < nworker ? (int)n : nworker;
+    }
+    if (r->outer)
+        /* The team's tasks run on its own workers only: a task reports its
+         * worker as its thread number, and a thread number is one thread's
+         * at a time (per-thread data, task reductions). */
+        herd__serve_only(herd__self()->rt, nworker);
     team->nthreads = (int)n;
+    team->nworker = nworker;
+    team->guests_left = (int)n - nworker;
     team->level = level + 1;
     team->active_level = active + (n > 1);
-    team->outer = outer;
+    team->outer = r->outer;
     team->parent = enc;
     team->fn = fn;
     team->data = data;
     herd__omp_ws_ring_init(team);
     if (pre)
         pre(team, pre_arg);
-    if (herd_barrier_init(&team->bar, n) != 0)
+    if (nworker == n && n > 1 && herd_barrier_init(&team->bar, n) != 0)
         herd__omp_fatal("out of memory for a team barrier");
+    if (nworker < n)
+        pthread_mutex_init(&team->mix_lock, NULL);
     herd_group_init(&team->members);
-    if (n == 1) {
-        member_arg a = {team, 0};
-        if (herd__self())
-            herd__call_task(member_entry, &a);
-        else
-            member_entry(&a);
-    } else {
-        run_members(team, outer);
+    member_arg a = {team, 0};
+    for (int i = 1; i < n; i++) {
+        a.i = i;
+        if (i < nworker) {
+            int rc = herd__group_place_worker(&team->members, i, member_entry, &a, sizeof a);
+            if (rc)
+                herd__omp_fatal("cannot start team member %d: %s", i, herd_strerror(rc));
+        } else {
+            /* The outermost team's guests by slot: threadprivate persists. */
+            herd__omp_guest_run(r->outer ? i - nworker : -1, member_entry, guest_done, &a,
+                                sizeof a);
+        }
     }
-    if (outer) {
+}
+
+/* After member 0: wait for the others, give back what the start took. */
+static void region_end(region *r) {
+    omp_team *team = &r->team;
+    herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
+    herd__wait_enter(&c, HERD__WAIT_OMP_REGION, team, NULL);
+    if (team->nworker > 1)
+        herd_group_wait(&team->members);
+    if (team->nthreads > team->nworker) {
+        wait_guests(team);
+        pthread_mutex_destroy(&team->mix_lock);
+    }
+    herd__wait_leave(&c);
+    if (r->outer) {
         herd__serve_all(herd__self()->rt);
-        herd__adopt_leave(&fr);
+        herd__adopt_leave(&r->fr);
     }
+    if (r->reserved && herd__omp_g.thread_limit != INT_MAX)
+        /* ORDER: relaxed; a count (reserve_threads). */
+        atomic_fetch_sub_explicit(&herd__omp_g.threads_busy, r->reserved, memory_order_relaxed);
     herd_barrier_destroy(&team->bar);
+}
+
+static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_preinit pre,
+                     void *pre_arg) {
+    OMP_SAVE();
+    region r;
+    region_start(&r, omp__saved, fn, data, num_threads, pre, pre_arg);
+    member_arg a = {&r.team, 0};
+    if (herd__self())
+        herd__call_task(member_entry, &a);
+    else
+        member_entry(&a);
+    region_end(&r);
     OMP_RESTORE();
 }
 
 OMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags) {
     (void)flags; /* proc_bind: herd's binding applies (docs/design/openmp.md) */
     parallel(fn, data, num_threads, NULL, NULL);
+}
+
+/* The pre-4.9 ABI (GOMP_1.0): GOMP_parallel_start starts the team and
+ * returns; the caller runs fn(data) itself as member 0, then calls
+ * GOMP_parallel_end. The region lives on the heap meanwhile, on a stack of
+ * this thread's open regions (nested ones end first). Member 0 gets a herd
+ * frame of its own, as herd__call_task gives it in GOMP_parallel. */
+static __thread region *open_regions;
+
+static void parallel_start(void (*fn)(void *), void *data, unsigned num_threads, omp_preinit pre,
+                           void *pre_arg) {
+    omp_task *enc = herd__omp_task();
+    region *r = aligned_alloc(_Alignof(region), sizeof *r);
+    if (!r)
+        herd__omp_fatal("out of memory for a parallel region");
+    region_start(r, enc, fn, data, num_threads, pre, pre_arg);
+    r->prev = open_regions;
+    open_regions = r;
+    herd__worker *w = herd__self();
+    r->me0_framed = w != NULL;
+    if (w) {
+        r->me0_up = w->hot.frame;
+        herd__frame_open(&r->me0_fr, &w->hot, NULL, r->me0_up);
+        w->hot.frame = &r->me0_fr;
+    }
+    member_begin(&r->me0, &r->team, 0);
+}
+
+OMP_API void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned num_threads) {
+    parallel_start(fn, data, num_threads, NULL, NULL);
+}
+
+OMP_API void GOMP_parallel_end(void) {
+    region *r = open_regions;
+    if (!r || herd__omp_cur != &r->me0)
+        herd__omp_fatal("GOMP_parallel_end without its GOMP_parallel_start");
+    member_finish(&r->me0);
+    if (r->me0_framed) {
+        herd__frame_wait(&r->me0_fr);
+        herd__self()->hot.frame = r->me0_up; /* tied: the same worker */
+    }
+    open_regions = r->prev;
+    region_end(r);
+    herd__omp_cur = r->enc;
+    free(r);
 }
 
 /* parallel reduction(task, ...): the members' registration, for the team's
@@ -326,6 +597,24 @@ PARALLEL_LOOP_RT(runtime)
 PARALLEL_LOOP_RT(nonmonotonic_runtime)
 PARALLEL_LOOP_RT(maybe_nonmonotonic_runtime)
 
+/* The pre-4.9 combined constructs: the team as GOMP_parallel_start, with
+ * worksharing 0 set up as above. */
+#define PARALLEL_LOOP_START(name, sched)                                                           \
+    OMP_API void GOMP_parallel_loop_##name##_start(void (*fn)(void *), void *data, unsigned nt,    \
+                                                   long s, long e, long i, long c) {               \
+        loop_pre l = {sched, s, e, i, c};                                                          \
+        parallel_start(fn, data, nt, pre_loop, &l);                                                \
+    }
+PARALLEL_LOOP_START(static, OMP_SCHED_STATIC)
+PARALLEL_LOOP_START(dynamic, OMP_SCHED_DYNAMIC)
+PARALLEL_LOOP_START(guided, OMP_SCHED_GUIDED)
+
+OMP_API void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data, unsigned nt, long s,
+                                              long e, long i) {
+    loop_pre l = {OMP_SCHED_RUNTIME, s, e, i, 0};
+    parallel_start(fn, data, nt, pre_loop, &l);
+}
+
 static void pre_sections(omp_team *team, void *p) {
     team->preinit = 1;
     omp_ws *ws = &team->ws[0];
@@ -341,20 +630,42 @@ OMP_API void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nt,
     parallel(fn, data, nt, pre_sections, &count);
 }
 
+OMP_API void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsigned nt,
+                                          unsigned count) {
+    parallel_start(fn, data, nt, pre_sections, &count);
+}
+
+/* The team's barrier proper: herd's when every member is a herd task, the
+ * mixed one otherwise. */
+static void team_barrier(omp_team *team) {
+    if (team && team->nthreads > 1) {
+        if (team->nworker == team->nthreads)
+            herd_barrier_wait(&team->bar);
+        else
+            mix_barrier(team);
+    }
+}
+
+/* What a member owes before any barrier: its tasks (a herd task), or its
+ * undeferred detached tasks' events (outside herd). */
+static void barrier_tasks(omp_task *t) {
+    if (herd__self())
+        herd__omp_wait_tasks(t); /* the barrier then covers the team's */
+    else if (t->deps)
+        herd__omp_wait_events(t, 0);
+}
+
 OMP_API void GOMP_barrier(void) {
     OMP_SAVE();
     omp_task *t = omp__saved;
     herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
     herd__wait_enter(&c, HERD__WAIT_OMP_BARRIER, t->team ? (void *)&t->team->bar : NULL,
                      __builtin_return_address(0));
-    if (herd__self())
-        herd__omp_wait_tasks(t); /* this member's tasks; the barrier then covers the team's */
-    else if (t->deps)
-        herd__omp_wait_events(t, 0); /* outside herd: its undeferred detached tasks */
+    barrier_tasks(t);
     if (__builtin_expect(herd__omp_g.cancellation, 0))
         (void)herd__omp_cancel_barrier(t); /* one a cancel ends (cancel.c) */
-    else if (t->team && t->team->nthreads > 1)
-        herd_barrier_wait(&t->team->bar);
+    else
+        team_barrier(t->team);
     herd__wait_leave(&c);
     OMP_RESTORE();
 }
@@ -362,13 +673,12 @@ OMP_API void GOMP_barrier(void) {
 OMP_API bool GOMP_barrier_cancel(void) {
     OMP_SAVE();
     omp_task *t = omp__saved;
-    if (herd__self())
-        herd__omp_wait_tasks(t);
-    else if (t->deps)
-        herd__omp_wait_events(t, 0);
-    bool cancelled = herd__omp_g.cancellation ? herd__omp_cancel_barrier(t) : false;
-    if (!herd__omp_g.cancellation && t->team && t->team->nthreads > 1)
-        herd_barrier_wait(&t->team->bar);
+    barrier_tasks(t);
+    bool cancelled = false;
+    if (herd__omp_g.cancellation)
+        cancelled = herd__omp_cancel_barrier(t);
+    else
+        team_barrier(t->team);
     OMP_RESTORE();
     return cancelled;
 }

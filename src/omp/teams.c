@@ -27,7 +27,8 @@ omp_task *herd__omp_root(omp_task *t) {
 static int limit_of(unsigned thread_limit) {
     if (!thread_limit)
         thread_limit = (unsigned)herd__omp_g.teams_thread_limit;
-    return thread_limit && thread_limit < (unsigned)herd__omp_g.workers ? (int)thread_limit : 0;
+    return thread_limit && thread_limit < (unsigned)herd__omp_g.thread_limit ? (int)thread_limit
+                                                                               : 0;
 }
 
 OMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
@@ -79,7 +80,7 @@ OMP_API int omp_get_team_num(void) { return herd__omp_root(herd__omp_task())->le
 
 OMP_API int omp_get_thread_limit(void) {
     int l = herd__omp_root(herd__omp_task())->league_limit;
-    return l ? l : herd__omp_g.workers;
+    return l ? l : herd__omp_g.thread_limit;
 }
 
 OMP_API void omp_set_num_teams(int n) {

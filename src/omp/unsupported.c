@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void herd__omp_unsupported(const char *what, void *caller) {
     Dl_info info;
