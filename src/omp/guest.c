@@ -111,6 +111,9 @@ static void *guest_main(void *p) {
     return NULL;
 }
 
+#define GUEST_STACK_EXTRA (64 * 1024)
+#define GUEST_GUARD (1024 * 1024)
+
 static guest *new_guest(void) {
     guest *g = calloc(1, sizeof *g);
     if (!g)
@@ -119,8 +122,14 @@ static guest *new_guest(void) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* The member's code gets OMP_STACKSIZE (as under libgomp); the thread's
+     * static TLS and the runtime's own frames come on top (with
+     * OMP_STACKSIZE=16K, 16 KiB alone overflowed at once), and a guard of
+     * GUEST_GUARD (address space only) below it, so a large frame faults
+     * instead of writing into a neighbouring mapping. */
     if (herd__omp_g.stacksize)
-        pthread_attr_setstacksize(&attr, herd__omp_g.stacksize);
+        pthread_attr_setstacksize(&attr, herd__omp_g.stacksize + GUEST_STACK_EXTRA);
+    pthread_attr_setguardsize(&attr, GUEST_GUARD);
     if (have_mask)
         pthread_attr_setaffinity_np(&attr, sizeof start_mask, &start_mask);
     pthread_t th;
