@@ -46,7 +46,7 @@ static const shape inputs[3] = {{4, 4, 30, 200}, {6, 4, 30, 350}, {7, 4, 40, 800
  * medium (about 0.1 ms of list work). A task per village (--cutoff LEVELS)
  * makes tasks of about 2 us, and libgomp then pays more for the tasks than
  * the work: on 1 thread 1.6x the twin, against 1.0x at cut-off 2 (medium,
- * 2-core VM, loaded; README, Benchmarks). */
+ * 2-core VM, loaded; docs/benchmarks.md). */
 static const int default_cutoff = 2;
 
 typedef struct patient {

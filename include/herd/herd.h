@@ -56,12 +56,12 @@ HERD_API const char *herd_strerror(int err);
 
 /** Start-up settings. A zero / NULL field takes its value from the matching
  *  HERD_* environment variable, and failing that from the built-in default.
- *  The README's reference section documents each variable and its forms. */
+ *  docs/reference/environment.md documents each variable and its forms. */
 typedef struct herd_config {
     int workers;          /**< HERD_WORKERS: number of workers (or "auto", environment
                                only); default all PUs */
-    const char *sched;    /**< HERD_SCHED: a scheduler's name, or auto (the README's
-                               HERD_SCHED table; `herd --help` lists them) */
+    const char *sched;    /**< HERD_SCHED: a scheduler's name, or auto (listed in
+                               docs/reference/environment.md and by `herd --help`) */
     const char *bind;     /**< HERD_BIND: none, compact, scatter, numa-priority,
                                static, bll, xll */
     const char *topology; /**< HERD_TOPOLOGY: hwloc synthetic string or XML path */

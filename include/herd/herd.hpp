@@ -129,7 +129,7 @@ class eh_parked {
     bool parked_ = false;
 };
 #else
-struct eh_parked { // other C++ runtimes: nothing parked (README: C++ API)
+struct eh_parked { // other C++ runtimes: nothing parked (docs/guide/cpp.md)
     eh_parked() noexcept {}
 };
 #endif
@@ -267,8 +267,7 @@ template <> class result_slot<void> {
 
 /// Start-up settings, one field per field of herd_config (herd.h). An empty
 /// string or a zero takes the value from the matching HERD_* environment
-/// variable, and failing that the built-in default (README, "Environment
-/// reference").
+/// variable, and failing that the built-in default (docs/reference/environment.md).
 struct config {
     int workers = 0;            ///< HERD_WORKERS: number of workers
     std::string sched;          ///< HERD_SCHED: auto, ws, ws-nearest, numa, ...

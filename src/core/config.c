@@ -47,7 +47,7 @@ extern char **environ;
 
 /* ------------------------------------------------------------- variables */
 
-/* The one list of HERD_* names. The README's "Environment reference"
+/* The one list of HERD_* names. The environment reference (docs/reference/environment.md)
  * mirrors this table. */
 static const char *const known_vars[] = {
     "HERD_WORKERS",  "HERD_SCHED", "HERD_BIND",  "HERD_TOPOLOGY", "HERD_SHEPHERD", "HERD_STACK",

@@ -47,7 +47,7 @@ void herd__sched_names_joined(char *buf, size_t len, unsigned need_flags) {
  * Otherwise hier, which keeps ws's spawn path and steals within the
  * innermost shared domain before crossing to the next (paper 004).
  * This rule comes from the design, not from measurements on a multi-socket
- * machine (none was available); README "Choosing a scheduler" says so. */
+ * machine (none was available); docs/reference/environment.md, HERD_SCHED, says so. */
 static const char *auto_choice(const herd__rt *rt) {
     const int *dom = rt->topo.domain[rt->set.shepherd];
     for (int i = 1; i < rt->nworkers; i++)

@@ -31,7 +31,7 @@ SETTING_VARS: dict[str, str] = {
 # lifo and fifo are not in the default set: under them every waiting parent
 # holds a stack and the frontier of waiting parents grows with the tree, so
 # fib(35) and UTS (a task per node) run for minutes (fib(27): 4.1 s lifo and
-# 9.6 s fifo against 0.014 s ws, 2 workers, README). `--scheds` adds them.
+# 9.6 s fifo against 0.014 s ws, 2 workers, docs/benchmarks.md). `--scheds` adds them.
 DEFAULT_SCHEDS = ("ws", "ws:spawn=work-first", "ws:steal=half", "numa", "numa-random", "hier",
                   "mts", "central")
 KERNELS = ("fib", "uts", "sort")
