@@ -51,7 +51,8 @@ static int thread_limit_of(void **args) {
             val = id >> ARG_VALUE_SHIFT;
         if ((id & ARG_DEVICE_MASK) != 0 || (id & ARG_ID_MASK) != ARG_THREAD_LIMIT)
             continue;
-        if (val > 0 && val < herd__omp_g.workers)
+        /* It lowers thread-limit-var (OMP_THREAD_LIMIT, else no limit). */
+        if (val > 0 && val < herd__omp_g.thread_limit)
             return (int)val;
         return 0;
     }

@@ -337,7 +337,8 @@ typedef struct region {
     omp_team team;
     omp_task *enc;       /* the encountering task */
     int outer;           /* it adopted worker 0 (fr) */
-    int reserved;        /* threads counted in herd__omp_g.threads_busy */
+    int reserved;        /* threads beyond member 0 (reserve_threads) */
+    int counted;         /* ... and counted in herd__omp_g.threads_busy */
     herd__frame fr;      /* outer: the adoption's frame */
     /* GOMP_parallel_start: member 0's record and frame, the enclosing
      * region of the same thread */
@@ -347,11 +348,15 @@ typedef struct region {
     struct region *prev;
 } region;
 
-/* OMP_THREAD_LIMIT: the threads beyond the encountering one that a team of
- * n may have now (the contention group's count, as libgomp keeps it). */
-static int reserve_threads(long n) {
-    int limit = herd__omp_g.thread_limit;
-    if (limit == INT_MAX || n <= 1)
+/* thread-limit-var (OMP_THREAD_LIMIT, or a teams or target thread_limit
+ * clause: limit): the threads beyond the encountering one that a team of n
+ * may have now (the contention group's count, as libgomp keeps it: one
+ * count for the process, which is the group's while host teams and target
+ * regions run one at a time on their thread). *counted: whether the
+ * region's end must give them back. */
+static int reserve_threads(long n, int limit, int *counted) {
+    *counted = limit != INT_MAX && n > 1;
+    if (!*counted)
         return (int)n - 1;
     /* ORDER: relaxed; a count, no data hangs on it. */
     int busy = atomic_load_explicit(&herd__omp_g.threads_busy, memory_order_relaxed), extra;
@@ -397,7 +402,10 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
      * guests then (the teams of herd's workers alone). */
     if (enc->icv.dynamic && n > nworker)
         n = nworker;
-    r->reserved = reserve_threads(n);
+    int limit = herd__omp_g.thread_limit;
+    if (team_limit && team_limit < limit)
+        limit = team_limit;
+    r->reserved = reserve_threads(n, limit, &r->counted);
     if (r->reserved + 1 < n) {
         n = r->reserved + 1;
         nworker = n < nworker ? (int)n : nworker;
@@ -455,7 +463,7 @@ static void region_end(region *r) {
         herd__serve_all(herd__self()->rt);
         herd__adopt_leave(&r->fr);
     }
-    if (r->reserved && herd__omp_g.thread_limit != INT_MAX)
+    if (r->reserved && r->counted)
         /* ORDER: relaxed; a count (reserve_threads). */
         atomic_fetch_sub_explicit(&herd__omp_g.threads_busy, r->reserved, memory_order_relaxed);
     herd_barrier_destroy(&team->bar);
