@@ -16,6 +16,7 @@
  * larger cases here (the frames land in the sentinel). */
 #include "check_omp.h"
 #include "../common/sentinel.h"
+#include "../common/child.h"
 
 #include <omp.h>
 #include <signal.h>
@@ -101,34 +102,13 @@ static int run_once(const char *kind, size_t frame) {
     size_t sbytes = (frame + mib - 1) / mib * mib + 2 * mib; /* the frame and 2 MiB, in MiB */
     int fd = sentinel_create(sbytes);
     CHECK(fd >= 0);
-    int pipefd[2];
-    CHECK(pipe(pipefd) == 0);
     char a_frame[32], a_fd[16], a_size[32];
     snprintf(a_frame, sizeof a_frame, "%zu", frame);
     snprintf(a_fd, sizeof a_fd, "%d", fd);
     snprintf(a_size, sizeof a_size, "%zu", sbytes);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        dup2(pipefd[1], 2);
-        close(pipefd[0]);
-        close(pipefd[1]);
-        execl("/proc/self/exe", "omp_overflow", "child", kind, a_frame, a_fd, a_size,
-              (char *)NULL);
-        _exit(127);
-    }
-    close(pipefd[1]);
     static char out[65536];
-    size_t n = 0;
-    ssize_t r;
-    while ((r = read(pipefd[0], out + n, sizeof out - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = '\0';
-    close(pipefd[0]);
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid);
+    char *argv[] = {"omp_overflow", "child", (char *)kind, a_frame, a_fd, a_size, NULL};
+    int status = check_run_self(argv, NULL, NULL, out, sizeof out);
     if (WIFEXITED(status) && WEXITSTATUS(status) == SENTINEL_NO_ROOM) {
         close(fd);
         return 0;

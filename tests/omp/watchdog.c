@@ -11,6 +11,7 @@
  * Built with -fopenmp and run only under herd's library (tests/omp/
  * CMakeLists.txt): the system libgomp has no watchdog. */
 #include "check_omp.h"
+#include "../common/child.h"
 
 #include <signal.h>
 #include <string.h>
@@ -65,30 +66,9 @@ static int child_main(const char *which) {
 }
 
 static void run_case(const char *which, const char *also) {
-    int errp[2];
-    CHECK(pipe(errp) == 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        dup2(errp[1], 2);
-        close(errp[0]);
-        close(errp[1]);
-        setenv("HERD_WATCHDOG", "1", 1);
-        execl("/proc/self/exe", "omp_watchdog", which, (char *)NULL);
-        _exit(127);
-    }
-    close(errp[1]);
     static char out[65536];
-    size_t n = 0;
-    ssize_t r;
-    while ((r = read(errp[0], out + n, sizeof out - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = '\0';
-    close(errp[0]);
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid);
+    char *argv[] = {"omp_watchdog", (char *)which, NULL};
+    int status = check_run_self(argv, "HERD_WATCHDOG", "1", out, sizeof out);
     printf("child '%s' stderr:\n%s", which, out);
     fflush(stdout);
     CHECK(WIFSIGNALED(status));

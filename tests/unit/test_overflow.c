@@ -20,6 +20,7 @@
 // herd-test-env: HERD_WORKERS=4 HERD_STACK=16K HERD_IDLE=sleep
 // herd-test-timeout: 60
 #include "../common/check.h"
+#include "../common/child.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -112,29 +113,9 @@ static void offset_form(void (*fn)(void *), char *buf, size_t len) {
 static int exported_names_seen, offsets_seen;
 
 static void run_case(const char *which, const char *fn_name, void (*fn)(void *)) {
-    int pipefd[2];
-    CHECK(pipe(pipefd) == 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        dup2(pipefd[1], 2);
-        close(pipefd[0]);
-        close(pipefd[1]);
-        execl("/proc/self/exe", "test_overflow", which, (char *)NULL);
-        _exit(127);
-    }
-    close(pipefd[1]);
     static char out[65536];
-    size_t n = 0;
-    ssize_t r;
-    while ((r = read(pipefd[0], out + n, sizeof out - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = '\0';
-    close(pipefd[0]);
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid);
+    char *argv[] = {"test_overflow", (char *)which, NULL};
+    int status = check_run_self(argv, NULL, NULL, out, sizeof out);
     printf("child '%s' stderr:\n%s", which, out);
     if (WIFEXITED(status))
         printf("child '%s' exited with %d\n", which, WEXITSTATUS(status));
