@@ -255,7 +255,9 @@ static void mix_barrier(omp_team *team) {
         w = next;
     }
     pthread_mutex_unlock(&team->mix_lock);
-    /* The team outlives this: we are a member, and the region ends after us. */
+    /* The team outlives this: we are a member, and the region ends after us.
+     * ORDER: seq_cst; the load half of the store buffering with mix_sleep's
+     * seq_cst increment (after our seq_cst store of the phase above). */
     if (atomic_load_explicit(&team->mix_sleepers, memory_order_seq_cst))
         herd__futex_wake(&team->mix_phase, INT_MAX);
 }
