@@ -16,12 +16,16 @@
 #include <stdint.h>
 
 #define OMP_API __attribute__((visibility("default")))
-/* An omp_* routine under LLVM libomp's version node too (VERSION, what
- * clang-built binaries ask for), beside the libgomp node the version script
- * gives it: an alias of the same code (kmp/kmp.h). Put after the routine. */
-#define OMP_LLVM_ALIAS(name)                                                                       \
+/* An omp_* routine under both ABIs' versions: libgomp's node `node` (the
+ * default, what gcc-built binaries and unversioned lookups such as dlsym
+ * find) and LLVM libomp's VERSION (what clang-built binaries ask for).
+ * The routine's own symbol is removed in favour of the first (GNU as's
+ * .symver ..., remove): a plain symbol beside a versioned twin of the same
+ * name would lose its node at link time. Put after the routine. */
+#define OMP_LLVM_ALIAS(name, node)                                                                 \
     extern __typeof(name) herd__llvm_##name __attribute__((alias(#name), visibility("default")));  \
-    __asm__(".symver herd__llvm_" #name ", " #name "@@VERSION")
+    __asm__(".symver " #name ", " #name "@@" node ", remove\n\t"                                    \
+            ".symver herd__llvm_" #name ", " #name "@VERSION")
 /* ... where LLVM's name is served by impl, another routine (a different
  * layout: locks). Not the default version: the name's default is already
  * another .symver's (lock.c), and a reference asks for VERSION anyway. */

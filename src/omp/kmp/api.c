@@ -102,6 +102,38 @@ KMP_API int omp_control_tool(int command, int modifier, void *arg) {
     return -2;
 }
 
+/* ------------------------------------------------------------- ompc_* */
+
+/* LLVM's omp.h renames four affinity routines to ompc_* (#define), and
+ * libomp keeps ompc_ forms of a few others: the same routines. */
+void omp_set_affinity_format(const char *format);
+size_t omp_get_affinity_format(char *buffer, size_t size);
+void omp_display_affinity(const char *format);
+size_t omp_capture_affinity(char *buffer, size_t size, const char *format);
+int omp_get_ancestor_thread_num(int level);
+int omp_get_team_size(int level);
+void omp_set_dynamic(int d);
+void omp_set_max_active_levels(int n);
+void omp_set_nested(int n);
+void omp_set_num_threads(int n);
+void omp_set_schedule(int kind, int chunk);
+
+KMP_API void ompc_set_affinity_format(const char *format) { omp_set_affinity_format(format); }
+KMP_API size_t ompc_get_affinity_format(char *buffer, size_t size) {
+    return omp_get_affinity_format(buffer, size);
+}
+KMP_API void ompc_display_affinity(const char *format) { omp_display_affinity(format); }
+KMP_API size_t ompc_capture_affinity(char *buffer, size_t size, const char *format) {
+    return omp_capture_affinity(buffer, size, format);
+}
+KMP_API int ompc_get_ancestor_thread_num(int level) { return omp_get_ancestor_thread_num(level); }
+KMP_API int ompc_get_team_size(int level) { return omp_get_team_size(level); }
+KMP_API void ompc_set_dynamic(int d) { omp_set_dynamic(d); }
+KMP_API void ompc_set_max_active_levels(int n) { omp_set_max_active_levels(n); }
+KMP_API void ompc_set_nested(int n) { omp_set_nested(n); }
+KMP_API void ompc_set_num_threads(int n) { omp_set_num_threads(n); }
+KMP_API void ompc_set_schedule(int kind, int chunk) { omp_set_schedule(kind, chunk); }
+
 /* -------------------------------------------------------- kmp_* extensions */
 
 size_t herd__omp_stack_size(void);

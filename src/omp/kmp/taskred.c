@@ -154,20 +154,25 @@ KMP_API void __kmpc_task_reduction_modifier_fini(ident_t *loc, int gtid, int is_
 KMP_API void *__kmpc_task_reduction_get_th_data(int gtid, void *tg, void *data) {
     (void)gtid;
     omp_task *t = herd__omp_task();
-    red_reg *r = tg ? tg : innermost(t);
-    for (; r; r = r->outer) {
+    const char *d = data;
+    for (red_reg *r = tg ? tg : innermost(t); r; r = r->outer) {
         for (int i = 0; i < r->n; i++) {
             red_item *it = &r->items[i];
-            size_t all = (size_t)r->ncopies * it->size;
-            if (data != it->shar && data != it->orig &&
-                !((char *)data >= it->priv && (char *)data < it->priv + all))
+            size_t sz = it->size, all = (size_t)r->ncopies * sz, off;
+            if (d >= (char *)it->shar && d < (char *)it->shar + (sz ? sz : 1))
+                off = (size_t)(d - (char *)it->shar);
+            else if (d >= (char *)it->orig && d < (char *)it->orig + (sz ? sz : 1))
+                off = (size_t)(d - (char *)it->orig);
+            /* another thread's copy (clang passes the enclosing task's copy
+             * as the item of a nested in_reduction): the same place in ours */
+            else if (d >= it->priv && d < it->priv + all)
+                off = (size_t)(d - it->priv) % sz;
+            else
                 continue;
-            if ((char *)data >= it->priv && (char *)data < it->priv + all)
-                return data; /* already a copy */
             if (t->thread_num < 0 || t->thread_num >= r->ncopies)
                 herd__omp_fatal("a task reduction's copy for thread %d of %d", t->thread_num,
                                 r->ncopies);
-            return it->priv + (size_t)t->thread_num * it->size;
+            return it->priv + (size_t)t->thread_num * sz + off;
         }
     }
     herd__omp_fatal("in_reduction on an item no enclosing taskgroup reduces");
