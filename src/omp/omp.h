@@ -195,6 +195,9 @@ typedef struct omp_task {
     omp_taskgroup *tg;   /* innermost open taskgroup, NULL: none */
     uintptr_t *red;      /* OMP_FRAME_HERD: the task reductions its creator saw
                           * (reduction.c, herd__omp_red_of); unset when run at once */
+    /* an explicit task of the LLVM front end: the task reductions its
+     * creator saw (kmp/taskred.c), KMP_RED_NONE none; NULL: not such a task */
+    void *kred;
     herd__frame frame;   /* OMP_FRAME_OWN: its frame (uninitialised before) */
     /* implicit tasks: worksharing state */
     long ws_next;        /* index of the next construct this member meets */

@@ -39,6 +39,7 @@ enum {
 typedef struct kmp_hdr {
     omp_task *if0;  /* begin_if0..complete_if0: the undeferred task's record */
     omp_event *ev;  /* allow_completion_event: its event, NULL: none */
+    void *red;      /* the task reductions its creator saw (taskred.c), NULL: none */
     size_t size;    /* bytes of the block (task, privates, shareds) */
     size_t sh_off;  /* the shareds' offset in the block, 0: none */
     uint32_t flags; /* KF_* */
@@ -100,6 +101,7 @@ static void run_block(void *data) {
     memcpy(&t, data, sizeof t);
     kmp_hdr *h = hdr_of(t);
     kmp_int32 gtid = herd__kmp_gtid();
+    herd__omp_task()->kred = h->red ? h->red : KMP_RED_NONE;
     do { /* no routine: a task for its dependences only */
         h->again = 0;
         h->running = 1;
@@ -172,6 +174,10 @@ static void launch(kmp_task_t *t, bool if_clause, void **depend) {
     if (h->ev)
         flags |= OMP_TASK_DETACH;
     int prio = h->flags & KF_PRIORITY ? t->data2.priority : 0;
+    omp_task *parent = herd__omp_task();
+    h->red = herd__kmp_red_seen(parent);
+    if (h->red && !(parent->team && parent->team->outer))
+        if_clause = false;
     herd__omp_task_launch(run_block, &t, sizeof t, _Alignof(kmp_task_t *), if_clause, flags,
                           depend, prio, h->ev);
 }
