@@ -34,7 +34,7 @@ from . import cli as table_cli
 from .matrix import results_doc, run_matrix, write_results
 from .paper import load, write_report
 from .runner import machine
-from .suite import (INPUTS, KERNELS, RUNTIME_KINDS, Paths, Selection, expand, find_libomp,
+from .suite import (INPUTS, KERNELS, RUNTIME_KINDS, Selection, expand, find_paths,
                     input_mismatches, parse_kernels, suite)
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -74,8 +74,10 @@ def bench_parser() -> argparse.ArgumentParser:
                     help="input of --kernels entries without @INPUT (default medium)")
     ap.add_argument("--runtimes", default=None, help="comma-separated runtimes (default all)")
     ap.add_argument("--scheds", default=None,
-                    help="HERD_SCHED values for herd and herd-omp (quick: auto,ws,mts; the first "
-                         "at every thread count, the others at all PUs only)")
+                    help="HERD_SCHED values for herd, herd-omp and clang-herd-omp (quick: "
+                         "auto,ws,mts; the first at every thread count, the others at all PUs "
+                         "only, and clang-herd-omp under the first only unless --scheds is "
+                         "given)")
     ap.add_argument("--threads", default=None,
                     help="comma-separated thread counts (quick: 1 and all PUs)")
     ap.add_argument("--reps", type=int, default=None, help="runs per cell (quick: 2, full: 5)")
@@ -86,7 +88,8 @@ def bench_parser() -> argparse.ArgumentParser:
     ap.add_argument("--build-dir", type=Path, default=None,
                     help="build folder holding bench/ (default: herd's own, or build/release)")
     ap.add_argument("--herd-omp", type=Path, default=None,
-                    help="herd's libgomp.so.1 (default BUILD/lib/herd/libgomp.so.1)")
+                    help="herd's libgomp.so.1 (default BUILD/lib/herd/libgomp.so.1); its "
+                         "folder's libomp.so.5 serves clang-herd-omp")
     ap.add_argument("--libomp", type=Path, default=None,
                     help="LLVM's libomp.so.5 (default: searched under /usr/lib)")
     ap.add_argument("--herd-exe", type=Path, default=None, help=argparse.SUPPRESS)
@@ -120,11 +123,14 @@ def selection(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[st
     reps = args.reps if args.reps is not None else base.reps
     if reps < 1:
         ap.error("--reps must be at least 1")
-    # The suite's side_threads hold unless the thread counts are chosen by hand.
+    # The suite's side_threads hold unless the thread counts are chosen by hand,
+    # and clang-herd-omp's first-scheduler-only unless the schedulers are.
     side = None if args.threads else base.side_threads
     if side is not None and not set(side) <= set(threads):
         side = None
-    return name, Selection(kernels, runtimes, scheds, threads, reps, side_threads=side)
+    clang_first = base.clang_first_sched and not args.scheds
+    return name, Selection(kernels, runtimes, scheds, threads, reps, side_threads=side,
+                           clang_first_sched=clang_first)
 
 
 def cmd_bench(argv: list[str]) -> int:
@@ -135,13 +141,10 @@ def cmd_bench(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     name, sel = selection(args, ap)
     build, herd_exe = locate(args.herd_exe, args.build_dir)
-    herd_omp = args.herd_omp or build / "lib" / "herd" / "libgomp.so.1"
-    libomp = args.libomp or find_libomp()
     for what, p in (("--herd-omp", args.herd_omp), ("--libomp", args.libomp)):
         if p is not None and not p.exists():
             ap.error(f"{what} {p}: no such file")
-    paths = Paths(build / "bench", herd_omp if herd_omp.exists() else None,
-                  libomp if libomp and libomp.exists() else None)
+    paths = find_paths(build, args.herd_omp, args.libomp)
     if not (paths.bench / "omp").is_dir():
         print(f"herd bench: {paths.bench}/omp is missing: build the release preset first "
               f"(cmake --preset release && cmake --build build/release), or pass --build-dir",
@@ -150,7 +153,7 @@ def cmd_bench(argv: list[str]) -> int:
     cells = expand(sel)
     if args.dry_run:
         for c in cells:
-            ok, why = paths.available(c.runtime)
+            ok, why = paths.available(c.runtime, c.kernel)
             print(c.key() + ("" if ok else f"  [{why}]"))
         print(f"{len(cells)} cells x {sel.reps} reps", file=sys.stderr)
         return 0
