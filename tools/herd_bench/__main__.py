@@ -7,6 +7,11 @@
           paper 003's multiprogramming scenarios (herd_bench.multiprog):
           turnaround times under each HERD_BIND policy, in
           results/multiprog-<timestamp>/
+  bench epcc, or epcc
+          EPCC construct overheads (bench/omp/epcc.c) for both OpenMP ABIs
+          in one interleaved run: gcc on libgomp, libomp and herd-omp, clang
+          on libomp and herd-omp; medians and herd's ratio to the best of its
+          ABI (herd_bench.epcc; bench/omp/epcc_figure.sh runs it)
   report  RESULTS: the tables, the speedup figures and report.md from a
           results folder or file; --trace FILE: a HERD_TRACE timeline PNG
   table   the scheduler comparison of herd's native kernels (bench_table.py)
@@ -66,7 +71,8 @@ def bench_parser() -> argparse.ArgumentParser:
         epilog="runtimes: " + ", ".join(RUNTIME_KINDS) + "\nkernels: KERNEL[/VARIANT][@INPUT],"
                "... e.g. fib/nocutoff,sort@small,health\n\n"
                "herd bench multiprog [ARGS] runs paper 003's multiprogramming scenarios instead "
-               "(see herd bench multiprog --help)")
+               "(see herd bench multiprog --help);\nherd bench epcc [ARGS] the EPCC overheads "
+               "of both OpenMP ABIs (see herd bench epcc --help)")
     ap.add_argument("--suite", default=None, choices=("quick", "full"),
                     help="a named suite (default quick when no --kernels is given)")
     ap.add_argument("--kernels", default=None, help="kernels (default: the suite's)")
@@ -136,7 +142,8 @@ def selection(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[st
 def cmd_bench(argv: list[str]) -> int:
     sub = _subcommand(argv)
     if sub is not None:
-        return cmd_multiprog(*sub)
+        cmd, exe, rest = sub
+        return cmd_multiprog(exe, rest) if cmd == "multiprog" else cmd_epcc(exe, rest)
     ap = bench_parser()
     args = ap.parse_args(argv)
     name, sel = selection(args, ap)
@@ -180,14 +187,15 @@ def cmd_bench(argv: list[str]) -> int:
     return 1 if failed else 0
 
 
-def _subcommand(argv: list[str]) -> Optional[tuple[Optional[Path], list[str]]]:
-    """`[--herd-exe EXE] multiprog ARGS` -> (EXE, ARGS); anything else: None."""
+def _subcommand(argv: list[str]) -> Optional[tuple[str, Optional[Path], list[str]]]:
+    """`[--herd-exe EXE] multiprog|epcc ARGS` -> (the command, EXE, ARGS);
+    anything else: None."""
     exe: Optional[Path] = None
     rest = argv
     if len(rest) >= 2 and rest[0] == "--herd-exe":
         exe, rest = Path(rest[1]), rest[2:]
-    if rest and rest[0] == "multiprog":
-        return exe, rest[1:]
+    if rest and rest[0] in ("multiprog", "epcc"):
+        return rest[0], exe, rest[1:]
     return None
 
 
@@ -198,6 +206,13 @@ def cmd_multiprog(herd_exe: Optional[Path], argv: list[str]) -> int:
     build, _ = locate(herd_exe, None)
     out = REPO / "results" / f"multiprog-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     return multiprog.main(argv, bench_dir=build / "bench", out=out)
+
+
+def cmd_epcc(herd_exe: Optional[Path], argv: list[str]) -> int:
+    """The EPCC overheads of both ABIs (herd_bench.epcc), from this build."""
+    from . import epcc
+    return epcc.main(argv, repo=REPO, nproc=_nproc(),
+                     locate_build=lambda build_dir: locate(herd_exe, build_dir)[0])
 
 
 def cmd_check_inputs(argv: list[str]) -> int:
@@ -277,6 +292,8 @@ def main(argv: list[str]) -> int:
         return table_cli.main(rest)
     if cmd == "multiprog":
         return cmd_multiprog(None, rest)
+    if cmd == "epcc":
+        return cmd_epcc(None, rest)
     if cmd == "check-inputs":
         return cmd_check_inputs(rest)
     if cmd == "mpi":
@@ -286,7 +303,7 @@ def main(argv: list[str]) -> int:
         from .cpp_suite import main as cpp_main
         return cpp_main(rest)
     print(f"herd_bench: unknown command {cmd!r} "
-          "(bench, report, table, multiprog, check-inputs, mpi, cpp)", file=sys.stderr)
+          "(bench, report, table, multiprog, epcc, check-inputs, mpi, cpp)", file=sys.stderr)
     return 2
 
 
