@@ -98,7 +98,7 @@ class Run:
                 "records": self.records}
 
 
-def judge(run: Run, rc: Optional[int], stdout: str, stderr: str, constructs: tuple[str, ...],
+def judge(run: Run, rc: int, stdout: str, stderr: str, constructs: tuple[str, ...],
           expect_lib: Optional[Path]) -> None:
     """Fill run from what its process left: every construct's overhead, or
     the reason it does not count."""
@@ -113,7 +113,7 @@ def judge(run: Run, rc: Optional[int], stdout: str, stderr: str, constructs: tup
     run.records = recs
     if rc != 0:
         tail = stderr.strip().splitlines()[-1][:200] if stderr.strip() else ""
-        run.error = describe_rc(rc) + (f": {tail}" if tail else "") if rc is not None else tail
+        run.error = describe_rc(rc) + (f": {tail}" if tail else "")
         return
     got = {r["construct"]: r for r in recs}
     missing = [c for c in constructs if c not in got]
@@ -122,10 +122,10 @@ def judge(run: Run, rc: Optional[int], stdout: str, stderr: str, constructs: tup
         return
     for c in constructs:
         r = got[c]
-        want = f"{run.threads}x" if c == "nested" else str(run.threads)
-        if not str(r.get("threads", "")).startswith(want) or (
-                c != "nested" and str(r.get("threads")) != want):
-            run.error = f"{c} ran on {r.get('threads')} threads, asked for {run.threads}"
+        teams = str(r.get("threads", ""))  # "2", or "2x2" for nested: outer x inner
+        if not (teams.startswith(f"{run.threads}x") if c == "nested"
+                else teams == str(run.threads)):
+            run.error = f"{c} ran on {teams} threads, asked for {run.threads}"
             return
         lib = str(r.get("omp_lib") or "")
         if expect_lib is not None and (
@@ -283,7 +283,11 @@ def main(argv: list[str], *, repo: Path, nproc: int,
     a = parse_args(argv, nproc)
     build = locate_build(a.build_dir)
     paths = find_paths(build, a.herd_omp, a.libomp)
-    absent = {rt: why for rt in a.runtime_list for ok, why in [available(paths, rt)] if not ok}
+    absent: dict[str, str] = {}  # runtime -> why it cannot run
+    for rt in a.runtime_list:
+        ok, why = available(paths, rt)
+        if not ok:
+            absent[rt] = why
     if len(absent) == len(a.runtime_list):
         print(f"herd bench epcc: nothing to run in {build}: "
               + "; ".join(f"{rt}: {why}" for rt, why in absent.items()), file=sys.stderr)

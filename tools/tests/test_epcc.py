@@ -23,7 +23,8 @@ dir="${LD_LIBRARY_PATH%%:*}"; us=@US@
 case "$dir" in */lib/herd) us=$(awk "BEGIN { print $us / 2 }") ;; esac
 for c in $(echo "$only" | tr , ' '); do
   t=$OMP_NUM_THREADS; [ "$c" = nested ] && t="${t}x2"
-  echo '{"construct":"'$c'","threads":"'$t'","overhead_us":'$us',"ci95_us":0.01,"omp_lib":"'$dir/@LIB@'"}'
+  printf '{"construct":"%s","threads":"%s","overhead_us":%s,"omp_lib":"%s"}\\n' \
+    "$c" "$t" "$us" "$dir/@LIB@"
 done
 """
 
