@@ -337,6 +337,9 @@ void herd__omp_doacross_wait_in(omp_ws *ws, const unsigned long long *v);
 void herd__omp_doacross_free(omp_ws *ws);
 /* A heap copy of a task's data (cpyfn or memcpy); the caller frees it. */
 void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align);
+/* depend.c: the address that stands for depend(omp_all_memory) in a depend
+ * array (among the out dependences; the LLVM front end's, GCC 12 has none). */
+#define HERD_DEP_ALL ((void *)UINTPTR_MAX)
 /* depend.c: a task with dependences (GCC's depend array); deferred ones are
  * queued once their predecessors complete, undeferred ones wait and run. */
 void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,

@@ -125,8 +125,8 @@ typedef struct kmp_depend_info {
 enum { DEP_IN = 1, DEP_OUT = 2, DEP_MTX = 4, DEP_SET = 8, DEP_ALL = 0x80 };
 
 static int dep_class(uint8_t f) {
-    if (f & DEP_ALL)
-        herd__omp_fatal("depend(omp_all_memory) is not supported by herd");
+    if (f & (DEP_ALL | DEP_OUT | DEP_SET))
+        return 0; /* omp_all_memory: an out dependence on everything */
     if (f & DEP_MTX)
         return 1;
     if (f & (DEP_OUT | DEP_SET))
@@ -159,7 +159,8 @@ static void **gcc_deps(kmp_int32 n1, const kmp_depend_info *l1, kmp_int32 n2,
     for (int k = 0; k < 2; k++) {
         const kmp_depend_info *l = k ? l2 : l1;
         for (kmp_int32 i = 0; i < (k ? n2 : n1); i++)
-            a[at[dep_class(l[i].flags)]++] = (void *)l[i].base_addr;
+            a[at[dep_class(l[i].flags)]++] =
+                l[i].flags & DEP_ALL ? HERD_DEP_ALL : (void *)l[i].base_addr;
     }
     return a;
 }
