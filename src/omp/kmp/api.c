@@ -152,7 +152,9 @@ KMP_API int kmp_get_stacksize(void) { return (int)herd__omp_stack_size(); }
 /* blocktime: how long an idle thread spins; herd's idle policy is
  * adaptive (docs/guide/openmp.md), so the value is kept and reported only. */
 static _Atomic int blocktime = 200;
+/* ORDER: relaxed; a value kept for the query, nothing hangs on it. */
 KMP_API void kmp_set_blocktime(int ms) { atomic_store_explicit(&blocktime, ms, memory_order_relaxed); }
+/* ORDER: relaxed, as above. */
 KMP_API int kmp_get_blocktime(void) { return atomic_load_explicit(&blocktime, memory_order_relaxed); }
 KMP_API void kmp_set_library_serial(void) {}
 KMP_API void kmp_set_library_turnaround(void) {}

@@ -27,6 +27,7 @@ KMP_API kmp_int32 __kmpc_global_thread_num(ident_t *loc) {
 }
 KMP_API kmp_int32 __kmpc_global_num_threads(ident_t *loc) {
     (void)loc;
+    /* ORDER: relaxed; a count of the ids given, a query. */
     return atomic_load_explicit(&next_gtid, memory_order_relaxed);
 }
 KMP_API kmp_int32 __kmpc_bound_thread_num(ident_t *loc) {
