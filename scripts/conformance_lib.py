@@ -173,8 +173,8 @@ def run_pty(argv, env, timeout, cwd):
 
 class Stage:
     """One process of a pipeline: argv, the environment settings it adds, and
-    where its stdout and stderr go: "pipe" (the next stage, or the captured
-    output for the last one), "capture" (the captured output), or a file path."""
+    where its stdout and stderr go: "pipe" (the next stage's stdin, or for the last
+    stage the captured output), "capture" (the captured output), or a file path."""
 
     def __init__(self, argv, env=None, stdout="pipe", stderr="capture"):
         self.argv, self.env = argv, dict(env or {})
@@ -190,28 +190,28 @@ def run_pipeline(stages, env, timeout, cwd):
     rfd, wfd = os.pipe()
     procs, to_close = [], [wfd]
     prev_read = None
+
+    def target(where, pipe_out):
+        if where == "pipe":
+            return pipe_out
+        if where == "capture":
+            return wfd
+        fd = os.open(os.path.join(cwd, where), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        to_close.append(fd)
+        return fd
+
     try:
         for k, st in enumerate(stages):
-            last = k == len(stages) - 1
-            next_read = None
-            if st.stdout == "pipe" and not last:
-                next_read, out = os.pipe()
-                to_close.append(out)
-            elif st.stdout in ("pipe", "capture"):
-                out = wfd
-            else:
-                out = os.open(st.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                to_close.append(out)
-            if st.stderr == "capture":
-                err = wfd
-            elif st.stderr == "stdout":
-                err = out
-            else:
-                err = os.open(st.stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                to_close.append(err)
+            next_read, pipe_out = None, wfd
+            if k < len(stages) - 1:
+                next_read, pipe_out = os.pipe()
+                to_close.append(pipe_out)
+            out, err = target(st.stdout, pipe_out), target(st.stderr, pipe_out)
             e = dict(env)
             e.update(st.env)
-            group = {"start_new_session": True} if not procs else {"process_group": procs[0].pid}
+            # one process group (in this session: a process cannot join a group of
+            # another session), led by the first stage; it stays a member until reaped
+            group = {"process_group": procs[0].pid if procs else 0}
             procs.append(subprocess.Popen(st.argv, stdin=prev_read if prev_read is not None
                                           else subprocess.DEVNULL, stdout=out, stderr=err,
                                           env=e, cwd=cwd, **group))
@@ -301,9 +301,10 @@ def check_herd_loaded(prog, exe, herd_lib, soname):
                  f"{soname} (ldd says: {m.group(1) if m else 'no ' + soname})")
 
 
-def find_herd_lib(prog, a, soname, root):
+def find_herd_lib(prog, a, soname, root, hint=None):
     """The folder with herd's SONAME: --herd-lib, else lib/herd of --build, else of
-    ROOT/build/release or ROOT/build/dev. Exits with a message when it is missing."""
+    ROOT/build/release or ROOT/build/dev. Exits with a message when it is missing;
+    HINT, when given, replaces the message's advice to build herd."""
     if a.herd_lib:
         lib = pathlib.Path(a.herd_lib)
     else:
@@ -315,16 +316,17 @@ def find_herd_lib(prog, a, soname, root):
                 lib = b / "lib" / "herd"
                 break
         if lib is None:
-            sys.exit(f"{prog}: no lib/herd/{soname} under {', '.join(map(str, builds))}; "
-                     "build herd first (cmake --preset release && cmake --build --preset release)")
+            sys.exit(f"{prog}: no lib/herd/{soname} under {', '.join(map(str, builds))}; " +
+                     (hint or "build herd first (cmake --preset release && "
+                      "cmake --build --preset release)"))
     if not (lib / soname).exists():
-        sys.exit(f"{prog}: {lib}/{soname} does not exist")
+        sys.exit(f"{prog}: {lib}/{soname} does not exist" + (f"; {hint}" if hint else ""))
     return lib.resolve()
 
 
 # ---------------------------------------------------------------- options
 
-def common_args(cache_default, usage):
+def common_args(cache_default, usage, timeout_default=30.0):
     """The options both scripts take; the caller adds its own and parses."""
     ap = argparse.ArgumentParser(add_help=False, usage=usage)
     ap.add_argument("-h", "--help", action="store_true")
@@ -336,7 +338,7 @@ def common_args(cache_default, usage):
     ap.add_argument("--filter")
     ap.add_argument("--slice", choices=["ci"])
     ap.add_argument("-j", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("--timeout", type=float, default=timeout_default)
     ap.add_argument("--expect")
     ap.add_argument("--json")
     ap.add_argument("--write-expect")
