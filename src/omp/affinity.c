@@ -243,3 +243,9 @@ void herd__omp_affinity_member(void) {
     shown = key;
     omp_display_affinity(NULL);
 }
+
+/* The same routines under the LLVM ABI's version (kmp/, omp.h). */
+OMP_LLVM_ALIAS(omp_capture_affinity);
+OMP_LLVM_ALIAS(omp_display_affinity);
+OMP_LLVM_ALIAS(omp_set_affinity_format);
+OMP_LLVM_ALIAS(omp_get_affinity_format);

@@ -129,3 +129,37 @@ OMP_API int omp_get_team_size_(const int *l) { return omp_get_team_size(*l); }
 OMP_API double omp_get_wtime_(void) { return omp_get_wtime(); }
 OMP_API double omp_get_wtick_(void) { return omp_get_wtick(); }
 /* The Fortran locks are in lock.c (their symbol versions). */
+
+/* The same routines under the LLVM ABI's version (kmp/, omp.h). */
+OMP_LLVM_ALIAS(omp_get_thread_num);
+OMP_LLVM_ALIAS(omp_get_num_threads);
+OMP_LLVM_ALIAS(omp_get_max_threads);
+OMP_LLVM_ALIAS(omp_get_num_procs);
+OMP_LLVM_ALIAS(omp_in_parallel);
+OMP_LLVM_ALIAS(omp_set_num_threads);
+OMP_LLVM_ALIAS(omp_set_dynamic);
+OMP_LLVM_ALIAS(omp_get_dynamic);
+OMP_LLVM_ALIAS(omp_set_nested);
+OMP_LLVM_ALIAS(omp_get_nested);
+OMP_LLVM_ALIAS(omp_set_max_active_levels);
+OMP_LLVM_ALIAS(omp_get_max_active_levels);
+OMP_LLVM_ALIAS(omp_get_supported_active_levels);
+OMP_LLVM_ALIAS(omp_get_level);
+OMP_LLVM_ALIAS(omp_get_active_level);
+OMP_LLVM_ALIAS(omp_get_ancestor_thread_num);
+OMP_LLVM_ALIAS(omp_get_team_size);
+OMP_LLVM_ALIAS(omp_set_schedule);
+OMP_LLVM_ALIAS(omp_get_schedule);
+OMP_LLVM_ALIAS(omp_in_final);
+OMP_LLVM_ALIAS(omp_get_cancellation);
+OMP_LLVM_ALIAS(omp_get_proc_bind);
+OMP_LLVM_ALIAS(omp_get_num_devices);
+OMP_LLVM_ALIAS(omp_get_default_device);
+OMP_LLVM_ALIAS(omp_set_default_device);
+OMP_LLVM_ALIAS(omp_is_initial_device);
+OMP_LLVM_ALIAS(omp_get_initial_device);
+OMP_LLVM_ALIAS(omp_get_device_num);
+OMP_LLVM_ALIAS(omp_get_max_task_priority);
+OMP_LLVM_ALIAS(omp_display_env);
+OMP_LLVM_ALIAS(omp_get_wtime);
+OMP_LLVM_ALIAS(omp_get_wtick);

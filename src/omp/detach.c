@@ -62,3 +62,6 @@ OMP_API void omp_fulfill_event(uintptr_t event) {
     herd__futex_wake(&e->fulfilled, INT_MAX);
     drop(e);
 }
+
+/* The same routines under the LLVM ABI's version (kmp/, omp.h). */
+OMP_LLVM_ALIAS(omp_fulfill_event);

@@ -98,3 +98,7 @@ OMP_API int omp_pause_resource_all(int kind) {
         return -1;
     return herd__omp_pause();
 }
+
+/* The same routines under the LLVM ABI's version (kmp/, omp.h). */
+OMP_LLVM_ALIAS(omp_pause_resource);
+OMP_LLVM_ALIAS(omp_pause_resource_all);

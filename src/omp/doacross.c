@@ -136,6 +136,11 @@ static void wait_for(omp_doacross *dx, const unsigned long long *v) {
     (void)atomic_load_explicit(w, memory_order_acquire);
 }
 
+/* The LLVM front end (kmp/loop.c): a nest's record by its construct, the
+ * iteration as logical numbers. */
+void herd__omp_doacross_post_in(omp_ws *ws, const unsigned long long *v) { post(ws->dx, v); }
+void herd__omp_doacross_wait_in(omp_ws *ws, const unsigned long long *v) { wait_for(ws->dx, v); }
+
 #define SOURCE "ordered depend(source)"
 #define SINK "ordered depend(sink)"
 

@@ -328,3 +328,24 @@ OMP_API void GOMP_atomic_start(void) {
     word_lock_at(&atomic_word, HERD__WAIT_OMP_CRITICAL, __builtin_return_address(0));
 }
 OMP_API void GOMP_atomic_end(void) { herd__omp_word_unlock(&atomic_word); }
+
+/* The same routines under the LLVM ABI's version (kmp/, omp.h). */
+OMP_LLVM_ALIAS(omp_init_lock_with_hint);
+/* libomp's omp_lock_t and omp_nest_lock_t are 8 bytes: the simple lock is
+ * the word at their start, and a nest lock (16 bytes) is held by pointer,
+ * as the Fortran bindings hold it (above). */
+OMP_LLVM_ALIAS_OF(omp_init_lock, omp_init_lock_30);
+OMP_LLVM_ALIAS_OF(omp_destroy_lock, omp_destroy_lock_30);
+OMP_LLVM_ALIAS_OF(omp_set_lock, omp_set_lock_30);
+OMP_LLVM_ALIAS_OF(omp_unset_lock, omp_unset_lock_30);
+OMP_LLVM_ALIAS_OF(omp_test_lock, omp_test_lock_30);
+OMP_LLVM_ALIAS_OF(omp_init_nest_lock, omp_init_nest_lock__30);
+OMP_LLVM_ALIAS_OF(omp_destroy_nest_lock, omp_destroy_nest_lock__30);
+OMP_LLVM_ALIAS_OF(omp_set_nest_lock, omp_set_nest_lock__30);
+OMP_LLVM_ALIAS_OF(omp_unset_nest_lock, omp_unset_nest_lock__30);
+OMP_LLVM_ALIAS_OF(omp_test_nest_lock, omp_test_nest_lock__30);
+static void init_nest_lock_ptr_with_hint(void **l, int hint) {
+    (void)hint;
+    omp_init_nest_lock__30(l);
+}
+OMP_LLVM_ALIAS_OF(omp_init_nest_lock_with_hint, init_nest_lock_ptr_with_hint);

@@ -16,6 +16,18 @@
 #include <stdint.h>
 
 #define OMP_API __attribute__((visibility("default")))
+/* An omp_* routine under LLVM libomp's version node too (VERSION, what
+ * clang-built binaries ask for), beside the libgomp node the version script
+ * gives it: an alias of the same code (kmp/kmp.h). Put after the routine. */
+#define OMP_LLVM_ALIAS(name)                                                                       \
+    extern __typeof(name) herd__llvm_##name __attribute__((alias(#name), visibility("default")));  \
+    __asm__(".symver herd__llvm_" #name ", " #name "@@VERSION")
+/* ... where LLVM's name is served by impl, another routine (a different
+ * layout: locks). Not the default version: the name's default is already
+ * another .symver's (lock.c), and a reference asks for VERSION anyway. */
+#define OMP_LLVM_ALIAS_OF(name, impl)                                                              \
+    extern __typeof(impl) herd__llvm_##name __attribute__((alias(#impl), visibility("default")));  \
+    __asm__(".symver herd__llvm_" #name ", " #name "@VERSION")
 
 /* Schedule kinds as GCC passes them (GFS_* in libgomp's ABI). */
 enum { OMP_SCHED_RUNTIME = 0, OMP_SCHED_STATIC = 1, OMP_SCHED_DYNAMIC = 2,
@@ -111,6 +123,9 @@ typedef struct omp_taskgroup {
     herd_group g;
     struct omp_taskgroup *prev; /* the enclosing taskgroup of the same task */
     uintptr_t *red;             /* the task reductions registered in it, NULL: none */
+    /* called at its end, once its tasks are done (kmp/taskred.c), or NULL */
+    void (*on_end)(void *);
+    void *on_end_arg;
 } omp_taskgroup;
 
 /* A member waiting at a mixed team's barrier or for its guests (team.c):
@@ -143,6 +158,7 @@ typedef struct omp_team {
     omp_waiter *end_waiter;
     int preinit;        /* combined construct: worksharing 0 is set up */
     uintptr_t *red;     /* parallel reduction(task, ...): the members' registration */
+    void *copy;         /* __kmpc_copyprivate: the executor's data, between its barriers */
     /* cancellation (OMP_CANCELLATION=true, cancel.c): the region is
      * cancelled; the current worksharing construct is (GCC runs static
      * loops without a record: a team flag, reset when a barrier completes);
@@ -242,6 +258,13 @@ void herd__omp_ws_extra_ready(_Atomic int *state);
 /* Set up ws for a loop of n iterations (signed flavour). */
 void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end,
                          long incr, long chunk);
+/* Loops by iteration count (the LLVM front end, kmp/loop.c): begin the
+ * member's next construct as a loop of n iterations start + i*incr; take
+ * its next chunk [lo, hi) of normalised iterations (false: none left);
+ * leave the construct (ordered turn passed). */
+void herd__omp_loop_begin_n(long sched, int ordered, long start, long incr, long n, long chunk);
+bool herd__omp_loop_take(omp_task *t, long *lo, long *hi);
+void herd__omp_loop_leave(omp_task *t);
 /* Let the caller's worker run something else while it waits. */
 void herd__omp_relax(void);
 /* lock.c: the ULT-aware lock on a 32-bit word (also critical, atomic). */
@@ -273,6 +296,20 @@ static inline uintptr_t *herd__omp_red_of(const omp_task *t) {
 static inline int herd__omp_red_deferrable(const omp_task *parent) {
     return (parent->team && parent->team->outer) || !herd__omp_red_of(parent);
 }
+/* An undeferred task whose body the caller runs between these (its record
+ * `me` stays put meanwhile). */
+void herd__omp_task_begin_here(omp_task *me, omp_task *parent, int final);
+void herd__omp_task_end_here(omp_task *me);
+/* A task of fn on data (size bytes, copied), flags OMP_TASK_*, GCC's
+ * depend array or NULL, detached with event ev or not (NULL). */
+void herd__omp_task_launch(void (*fn)(void *), void *data, long size, long align, bool if_clause,
+                           unsigned flags, void **depend, int priority, omp_event *ev);
+/* How many tasks a taskloop of n iterations makes (flags: GRAINSIZE,
+ * STRICT; num_tasks: the clause's value, 0 none); *strict: the iterations
+ * of each but the last task under grainsize(strict:), else 0. */
+unsigned long herd__omp_taskloop_split(const omp_task *parent, unsigned flags,
+                                       unsigned long num_tasks, unsigned long n,
+                                       unsigned long *strict);
 /* An undeferred task: its data copied (cpyfn) first, then run here. */
 void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
                               void (*cpyfn)(void *, void *), long size, long align, int final);
@@ -286,6 +323,10 @@ typedef struct omp_nest {
     int ull;
 } omp_nest;
 void herd__omp_doacross_init(omp_ws *ws, const omp_nest *nest);
+/* Post and wait for iteration v (logical numbers, one per loop of the
+ * nest) of ws's nest; a wait outside the nest returns at once. */
+void herd__omp_doacross_post_in(omp_ws *ws, const unsigned long long *v);
+void herd__omp_doacross_wait_in(omp_ws *ws, const unsigned long long *v);
 void herd__omp_doacross_free(omp_ws *ws);
 /* A heap copy of a task's data (cpyfn or memcpy); the caller frees it. */
 void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align);
@@ -320,6 +361,20 @@ void herd__omp_red_free(uintptr_t *data);
  * the member's taskgroup of the construct and register its arrays, sharing
  * one member's copies. */
 void herd__omp_ws_red_start(omp_task *t, uintptr_t *data);
+/* The layer's entry points that both front ends call (the LLVM one in kmp/). */
+OMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
+OMP_API void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned num_threads);
+OMP_API void GOMP_parallel_end(void);
+OMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
+                            unsigned thread_limit, unsigned flags);
+OMP_API bool GOMP_single_start(void);
+OMP_API void GOMP_ordered_start(void);
+OMP_API void GOMP_ordered_end(void);
+OMP_API bool GOMP_cancel(int which, bool do_cancel);
+OMP_API bool GOMP_cancellation_point(int which);
+OMP_API void GOMP_taskwait(void);
+OMP_API void GOMP_taskwait_depend(void **depend);
+OMP_API void GOMP_taskyield(void);
 OMP_API void GOMP_taskgroup_reduction_register(uintptr_t *data);
 OMP_API void GOMP_taskgroup_start(void);
 OMP_API void GOMP_taskgroup_end(void);

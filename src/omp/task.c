@@ -299,6 +299,19 @@ static inline __attribute__((always_inline)) void run_here(omp_task *parent, voi
     herd__omp_cur = parent;
 }
 
+/* run_here in two halves, for a front end whose compiler calls the body
+ * itself between them (kmp/task.c, if(0) tasks): `me` must not move. */
+void herd__omp_task_begin_here(omp_task *me, omp_task *parent, int final) {
+    task_init(me, parent, parent->thread_num, final, OMP_FRAME_LAZY);
+    herd__omp_cur = me;
+}
+
+void herd__omp_task_end_here(omp_task *me) {
+    if (me->frame_mode != OMP_FRAME_LAZY || me->deps != NULL)
+        task_end(me);
+    herd__omp_cur = me->parent;
+}
+
 /* Data that a copy function builds for a task run at once lives in the
  * running frame when it is this small (it never moves while the task runs). */
 #define UNDEFERRED_STACK_DATA 1024
@@ -394,16 +407,7 @@ OMP_API void GOMP_taskwait(void) {
 static __attribute__((noinline)) void task_general(void (*fn)(void *), void *data,
                                                   void (*cpyfn)(void *, void *), long arg_size,
                                                   long arg_align, bool if_clause, unsigned flags,
-                                                  void **depend, void *detach) {
-    omp_event *ev = NULL;
-    if (flags & OMP_TASK_DETACH) {
-        ev = herd__omp_event_new();
-        /* The handle goes to the encountering task's variable and to the
-         * first word of the task's data (GCC's layout), before it is copied. */
-        *(omp_event **)detach = ev;
-        if (data)
-            *(omp_event **)data = ev;
-    }
+                                                  void **depend, omp_event *ev) {
     OMP_SAVE();
     omp_task *parent = omp__saved;
     int final = (flags & OMP_TASK_FINAL) || parent->final;
@@ -451,7 +455,25 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
         if (spawn_in_slot(cur, fn, data, arg_size, arg_align, final))
             return;
     }
-    task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, detach);
+    omp_event *ev = NULL;
+    if (flags & OMP_TASK_DETACH) {
+        ev = herd__omp_event_new();
+        /* The handle goes to the encountering task's variable and to the
+         * first word of the task's data (GCC's layout), before it is copied. */
+        *(omp_event **)detach = ev;
+        if (data)
+            *(omp_event **)data = ev;
+    }
+    task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, ev);
+}
+
+void herd__omp_task_launch(void (*fn)(void *), void *data, long size, long align, bool if_clause,
+                           unsigned flags, void **depend, int priority, omp_event *ev) {
+    if (!ev)
+        GOMP_task(fn, data, NULL, size, align, if_clause, flags & ~OMP_TASK_DETACH, depend,
+                  priority, NULL);
+    else
+        task_general(fn, data, NULL, size, align, if_clause, flags, depend, ev);
 }
 
 OMP_API void GOMP_taskwait_depend(void **depend) {
@@ -483,6 +505,7 @@ OMP_API void GOMP_taskgroup_start(void) {
     herd_group_init(&tg->g);
     tg->prev = t->tg;
     tg->red = NULL;
+    tg->on_end = NULL;
     t->tg = tg;
 }
 
@@ -503,6 +526,8 @@ OMP_API void GOMP_taskgroup_end(void) {
     }
     if (t->deps)
         herd__omp_wait_events(t, 0); /* undeferred detached tasks (a superset too) */
+    if (tg->on_end)
+        tg->on_end(tg->on_end_arg); /* its tasks are done */
     t->tg = tg->prev;
     if (tg->red) { /* its registration ends with it (GCC's code frees the copies) */
         /* ORDER: relaxed; the count only lets herd__omp_red_of skip its walk,
@@ -511,6 +536,25 @@ OMP_API void GOMP_taskgroup_end(void) {
     }
     free(tg);
     OMP_RESTORE();
+}
+
+unsigned long herd__omp_taskloop_split(const omp_task *parent, unsigned flags,
+                                       unsigned long num_tasks, unsigned long n,
+                                       unsigned long *strict) {
+    *strict = 0;
+    if ((flags & OMP_TASK_GRAINSIZE) && (flags & OMP_TASK_STRICT)) {
+        /* grainsize(strict: g): g iterations each, the last task the rest */
+        *strict = num_tasks ? num_tasks : 1;
+        return n / *strict + (n % *strict != 0);
+    }
+    if (flags & OMP_TASK_GRAINSIZE) {
+        unsigned long g = num_tasks ? num_tasks : 1;
+        return n / g ? n / g : 1; /* each task gets >= g and < 2g iterations */
+    }
+    if (num_tasks)
+        return num_tasks < n ? num_tasks : n;
+    unsigned long t = parent->team ? (unsigned long)parent->team->nthreads : 1;
+    return t < n ? t : n;
 }
 
 /* A taskloop of n iterations from start by step. The bounds are 64-bit
@@ -529,20 +573,7 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
     }
     OMP_SAVE();
     omp_task *parent = omp__saved;
-    unsigned long ntasks, strict = 0;
-    if ((flags & OMP_TASK_GRAINSIZE) && (flags & OMP_TASK_STRICT)) {
-        /* grainsize(strict: g): g iterations each, the last task the rest */
-        strict = num_tasks ? num_tasks : 1;
-        ntasks = n / strict + (n % strict != 0);
-    } else if (flags & OMP_TASK_GRAINSIZE) {
-        unsigned long g = num_tasks ? num_tasks : 1;
-        ntasks = n / g ? n / g : 1; /* each task gets >= g and < 2g iterations */
-    } else if (num_tasks) {
-        ntasks = num_tasks < n ? num_tasks : n;
-    } else {
-        unsigned long t = parent->team ? (unsigned long)parent->team->nthreads : 1;
-        ntasks = t < n ? t : n;
-    }
+    unsigned long strict, ntasks = herd__omp_taskloop_split(parent, flags, num_tasks, n, &strict);
     int final = (flags & OMP_TASK_FINAL) || parent->final;
     int deferred = (flags & OMP_TASK_IF) && !parent->final && herd__self();
     int group = !(flags & OMP_TASK_NOGROUP);

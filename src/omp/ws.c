@@ -468,12 +468,30 @@ OMP_API bool GOMP_loop_ull_doacross_start(unsigned n, unsigned long long *counts
     return with_extras(start_doacross_ull(sched, n, counts, c, is, ie), reductions, mem);
 }
 
-OMP_API void GOMP_loop_end_nowait(void) {
+/* The LLVM front end's loops (kmp/loop.c): set up by count, chunks taken
+ * as normalised ranges [lo, hi), left when the last is taken. */
+void herd__omp_loop_begin_n(long sched, int ordered, long start, long incr, long n, long chunk) {
     omp_task *t = herd__omp_task();
+    if (herd__omp_ws_begin(t)) {
+        omp_ws *ws = t->ws;
+        ws->ull = 0;
+        ws->start = start;
+        ws->incr = incr;
+        loop_common(ws, t, sched, n, chunk);
+        herd__omp_ws_publish(t);
+    }
+    enter_loop(t, ordered);
+}
+
+bool herd__omp_loop_take(omp_task *t, long *lo, long *hi) { return take(t, lo, hi); }
+
+void herd__omp_loop_leave(omp_task *t) {
     pass_turn(t);
     t->ordered = 0;
     herd__omp_ws_leave(t);
 }
+
+OMP_API void GOMP_loop_end_nowait(void) { herd__omp_loop_leave(herd__omp_task()); }
 
 OMP_API void GOMP_loop_end(void) {
     GOMP_loop_end_nowait();

@@ -1,0 +1,180 @@
+/* What libomp exports beyond the __kmpc_* entry points: the predefined
+ * allocator and memory space handles (variables in LLVM's omp.h, enum
+ * values in GCC's: the same numbers), the interop and tool-control
+ * routines (no devices, no tool here), the allocate directive's entry
+ * points, and the kmp_* extensions programs call. The omp_* routines
+ * themselves are the layer's, aliased under LLVM's version where they are
+ * defined (OMP_LLVM_ALIAS). */
+#include "omp/kmp/kmp.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ------------------------------------------------------- allocator handles */
+
+KMP_API const uintptr_t omp_null_allocator = 0;
+KMP_API const uintptr_t omp_default_mem_alloc = 1;
+KMP_API const uintptr_t omp_large_cap_mem_alloc = 2;
+KMP_API const uintptr_t omp_const_mem_alloc = 3;
+KMP_API const uintptr_t omp_high_bw_mem_alloc = 4;
+KMP_API const uintptr_t omp_low_lat_mem_alloc = 5;
+KMP_API const uintptr_t omp_cgroup_mem_alloc = 6;
+KMP_API const uintptr_t omp_pteam_mem_alloc = 7;
+KMP_API const uintptr_t omp_thread_mem_alloc = 8;
+KMP_API const uintptr_t omp_default_mem_space = 0;
+KMP_API const uintptr_t omp_large_cap_mem_space = 1;
+KMP_API const uintptr_t omp_const_mem_space = 2;
+KMP_API const uintptr_t omp_high_bw_mem_space = 3;
+KMP_API const uintptr_t omp_low_lat_mem_space = 4;
+
+void *omp_alloc(size_t size, uintptr_t allocator);
+void *omp_aligned_alloc(size_t align, size_t size, uintptr_t allocator);
+void *omp_calloc(size_t n, size_t size, uintptr_t allocator);
+void *omp_realloc(void *ptr, size_t size, uintptr_t allocator, uintptr_t free_allocator);
+void omp_free(void *ptr, uintptr_t allocator);
+
+/* The allocate directive and clause. */
+KMP_API void *__kmpc_alloc(int gtid, size_t size, uintptr_t allocator) {
+    (void)gtid;
+    return omp_alloc(size, allocator);
+}
+KMP_API void *__kmpc_aligned_alloc(int gtid, size_t align, size_t size, uintptr_t allocator) {
+    (void)gtid;
+    return omp_aligned_alloc(align, size, allocator);
+}
+KMP_API void *__kmpc_calloc(int gtid, size_t n, size_t size, uintptr_t allocator) {
+    (void)gtid;
+    return omp_calloc(n, size, allocator);
+}
+KMP_API void *__kmpc_realloc(int gtid, void *ptr, size_t size, uintptr_t allocator,
+                             uintptr_t free_allocator) {
+    (void)gtid;
+    return omp_realloc(ptr, size, allocator, free_allocator);
+}
+KMP_API void __kmpc_free(int gtid, void *ptr, uintptr_t allocator) {
+    (void)gtid;
+    omp_free(ptr, allocator);
+}
+
+/* ------------------------------------------------------ interop, tools */
+
+/* No interop object exists without a device: every query answers "no
+ * such property" (omp_irc_no_value, -1... as the specification lists). */
+enum { OMP_IRC_NO_VALUE = 1, OMP_IRC_OUT_OF_RANGE = -2 };
+KMP_API int omp_get_num_interop_properties(const void *interop) {
+    (void)interop;
+    return 0;
+}
+KMP_API intptr_t omp_get_interop_int(const void *interop, int prop, int *rc) {
+    (void)interop, (void)prop;
+    if (rc)
+        *rc = OMP_IRC_OUT_OF_RANGE;
+    return 0;
+}
+KMP_API void *omp_get_interop_ptr(const void *interop, int prop, int *rc) {
+    (void)interop, (void)prop;
+    if (rc)
+        *rc = OMP_IRC_OUT_OF_RANGE;
+    return NULL;
+}
+KMP_API const char *omp_get_interop_str(const void *interop, int prop, int *rc) {
+    (void)interop, (void)prop;
+    if (rc)
+        *rc = OMP_IRC_OUT_OF_RANGE;
+    return NULL;
+}
+KMP_API const char *omp_get_interop_name(const void *interop, int prop) {
+    (void)interop, (void)prop;
+    return NULL;
+}
+KMP_API const char *omp_get_interop_type_desc(const void *interop, int prop) {
+    (void)interop, (void)prop;
+    return NULL;
+}
+KMP_API const char *omp_get_interop_rc_desc(const void *interop, int rc) {
+    (void)interop, (void)rc;
+    return NULL;
+}
+/* No tool is attached: omp_control_tool_notool. */
+KMP_API int omp_control_tool(int command, int modifier, void *arg) {
+    (void)command, (void)modifier, (void)arg;
+    return -2;
+}
+
+/* -------------------------------------------------------- kmp_* extensions */
+
+size_t herd__omp_stack_size(void);
+
+/* Stacks are sized once, at start-up (OMP_STACKSIZE, KMP_STACKSIZE): a
+ * later change cannot reach threads and stacks that exist; herd says so
+ * rather than ignore it. */
+KMP_API void kmp_set_stacksize_s(size_t size) {
+    if (size != herd__omp_stack_size())
+        herd__omp_fatal("kmp_set_stacksize(%zu): herd sizes task stacks at start-up; set "
+                        "OMP_STACKSIZE instead", size);
+}
+KMP_API void kmp_set_stacksize(int size) { kmp_set_stacksize_s((size_t)size); }
+KMP_API size_t kmp_get_stacksize_s(void) { return herd__omp_stack_size(); }
+KMP_API int kmp_get_stacksize(void) { return (int)herd__omp_stack_size(); }
+/* blocktime: how long an idle thread spins; herd's idle policy is
+ * adaptive (docs/guide/openmp.md), so the value is kept and reported only. */
+static _Atomic int blocktime = 200;
+KMP_API void kmp_set_blocktime(int ms) { atomic_store_explicit(&blocktime, ms, memory_order_relaxed); }
+KMP_API int kmp_get_blocktime(void) { return atomic_load_explicit(&blocktime, memory_order_relaxed); }
+KMP_API void kmp_set_library_serial(void) {}
+KMP_API void kmp_set_library_turnaround(void) {}
+KMP_API void kmp_set_library_throughput(void) {}
+KMP_API void kmp_set_library(int mode) { (void)mode; }
+KMP_API int kmp_get_library(void) { return 2; /* throughput */ }
+/* target-offload-var (OMP_TARGET_OFFLOAD): libomp's numbers, disabled 0,
+ * default 1, mandatory 2; read each time (kmp_set_defaults may set it). */
+static const char *target_offload_set;
+
+KMP_API int __kmpc_get_target_offload(void) {
+    const char *v = target_offload_set ? target_offload_set : getenv("OMP_TARGET_OFFLOAD");
+    if (!v || !strcasecmp(v, "default"))
+        return 1;
+    if (!strcasecmp(v, "disabled"))
+        return 0;
+    if (!strcasecmp(v, "mandatory"))
+        return 2;
+    herd__omp_fatal("OMP_TARGET_OFFLOAD=%s: not understood; accepted: mandatory, disabled, "
+                    "default", v);
+}
+
+/* libomp's "NAME=value" settings string: herd takes OMP_TARGET_OFFLOAD
+ * (the one libomp reads again later); any other name is refused. */
+KMP_API void kmp_set_defaults(const char *str) {
+    static const char key[] = "OMP_TARGET_OFFLOAD=";
+    if (str && !strncmp(str, key, sizeof key - 1)) {
+        char *v = strdup(str + sizeof key - 1);
+        if (!v)
+            herd__omp_fatal("out of memory in kmp_set_defaults");
+        target_offload_set = v;
+        (void)__kmpc_get_target_offload(); /* refuse a malformed value now */
+        return;
+    }
+    herd__omp_fatal("kmp_set_defaults(\"%s\"): herd takes OMP_TARGET_OFFLOAD=... only; set "
+                    "other settings in the environment", str ? str : "(null)");
+}
+KMP_API void kmp_set_disp_num_buffers(int n) { (void)n; }
+KMP_API void kmp_set_warnings_on(void) {}
+KMP_API void kmp_set_warnings_off(void) {}
+KMP_API void *kmp_malloc(size_t size) { return malloc(size); }
+KMP_API void *kmp_calloc(size_t n, size_t size) { return calloc(n, size); }
+KMP_API void *kmp_realloc(void *p, size_t size) { return realloc(p, size); }
+KMP_API void *kmp_aligned_malloc(size_t size, size_t align) {
+    void *p = NULL;
+    return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size) ? NULL : p;
+}
+KMP_API void kmp_free(void *p) { free(p); }
+KMP_API int kmp_get_cancellation_status(int kind) {
+    omp_task *t = herd__omp_task();
+    if (!t->team)
+        return 0;
+    /* ORDER: relaxed; a query, as omp_get_cancellation's */
+    if (kind == 1) /* parallel */
+        return atomic_load_explicit(&t->team->cancelled, memory_order_relaxed);
+    return atomic_load_explicit(&t->team->ws_cancelled, memory_order_relaxed);
+}

@@ -1,0 +1,153 @@
+/* Parallel regions and host teams through the LLVM ABI: __kmpc_fork_call
+ * and __kmpc_fork_teams become the layer's regions (GOMP_parallel,
+ * GOMP_teams_reg), each member calling the microtask with its ids and the
+ * shared variables; the num_threads, proc_bind and num_teams clauses come
+ * as pushes before the fork. The thread queries of the ABI. */
+#include "omp/kmp/kmp.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ global ids */
+
+static _Atomic int next_gtid;
+static __thread int my_gtid = -1;
+
+int herd__kmp_gtid(void) {
+    int g = my_gtid;
+    if (__builtin_expect(g < 0, 0))
+        /* ORDER: relaxed; a counter handing out distinct ids. */
+        g = my_gtid = atomic_fetch_add_explicit(&next_gtid, 1, memory_order_relaxed);
+    return g;
+}
+
+KMP_API kmp_int32 __kmpc_global_thread_num(ident_t *loc) {
+    (void)loc;
+    return herd__kmp_gtid();
+}
+KMP_API kmp_int32 __kmpc_global_num_threads(ident_t *loc) {
+    (void)loc;
+    return atomic_load_explicit(&next_gtid, memory_order_relaxed);
+}
+KMP_API kmp_int32 __kmpc_bound_thread_num(ident_t *loc) {
+    (void)loc;
+    return herd__omp_task()->thread_num;
+}
+KMP_API kmp_int32 __kmpc_bound_num_threads(ident_t *loc) {
+    (void)loc;
+    const omp_team *t = herd__omp_task()->team;
+    return t ? t->nthreads : 1;
+}
+KMP_API kmp_int32 __kmpc_in_parallel(ident_t *loc) {
+    (void)loc;
+    const omp_team *t = herd__omp_task()->team;
+    return t && t->active_level > 0;
+}
+KMP_API kmp_int32 __kmpc_ok_to_fork(ident_t *loc) {
+    (void)loc;
+    return 1;
+}
+KMP_API void __kmpc_begin(ident_t *loc, kmp_int32 flags) { (void)loc, (void)flags; }
+KMP_API void __kmpc_end(ident_t *loc) { (void)loc; }
+
+/* ------------------------------------------------------------ the pushes */
+
+/* What the thread pushed for its next fork: num_threads (0: none),
+ * proc_bind (-1: none), num_teams and the teams' thread_limit (0: none). */
+static __thread struct {
+    int nthreads, bind, nteams, team_limit;
+} pushed = {0, -1, 0, 0};
+
+KMP_API void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 n) {
+    (void)loc, (void)gtid;
+    pushed.nthreads = n > 0 ? n : 0;
+}
+KMP_API void __kmpc_push_proc_bind(ident_t *loc, kmp_int32 gtid, int bind) {
+    (void)loc, (void)gtid;
+    pushed.bind = bind;
+}
+KMP_API void __kmpc_push_num_teams(ident_t *loc, kmp_int32 gtid, kmp_int32 nteams,
+                                   kmp_int32 nthreads) {
+    (void)loc, (void)gtid;
+    pushed.nteams = nteams > 0 ? nteams : 0;
+    pushed.team_limit = nthreads > 0 ? nthreads : 0;
+}
+/* num_teams(lb: ub): the league has lb teams (any number in range will
+ * do), ub when lb is 0 (no lower bound given). */
+KMP_API void __kmpc_push_num_teams_51(ident_t *loc, kmp_int32 gtid, kmp_int32 lb, kmp_int32 ub,
+                                      kmp_int32 nthreads) {
+    __kmpc_push_num_teams(loc, gtid, lb > 0 ? lb : ub, nthreads);
+}
+
+/* ---------------------------------------------------------------- forks */
+
+typedef struct fork_arg {
+    kmpc_micro fn;
+    int argc;
+    void **argv;
+} fork_arg;
+
+static void member(void *p) {
+    const fork_arg *a = p;
+    kmp_int32 gtid = herd__kmp_gtid(), tid = herd__omp_task()->thread_num;
+    herd__kmp_invoke(a->fn, &gtid, &tid, a->argc, a->argv);
+}
+
+/* The microtask's shared variables, from the varargs into argv (at least 4
+ * slots: invoke.c loads four registers whatever argc is). */
+#define COLLECT(argv, argc, last)                                                                  \
+    void *argv[(argc) + 4];                                                                        \
+    do {                                                                                           \
+        va_list ap;                                                                                \
+        va_start(ap, last);                                                                        \
+        for (int i_ = 0; i_ < (argc); i_++)                                                        \
+            argv[i_] = va_arg(ap, void *);                                                         \
+        va_end(ap);                                                                                \
+        memset(argv + (argc), 0, 4 * sizeof(void *));                                              \
+    } while (0)
+
+KMP_API void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...) {
+    (void)loc;
+    if (argc < 0)
+        herd__omp_fatal("__kmpc_fork_call with %d arguments", argc);
+    COLLECT(argv, argc, microtask);
+    fork_arg a = {microtask, argc, argv};
+    unsigned n = (unsigned)pushed.nthreads, bind = pushed.bind < 0 ? 0u : (unsigned)pushed.bind;
+    pushed.nthreads = 0;
+    pushed.bind = -1;
+    GOMP_parallel(member, &a, n, bind);
+}
+
+static void noop(void *p) { (void)p; }
+
+/* parallel if(false): the encountering thread calls the microtask itself
+ * between these, as a team of one. */
+KMP_API void __kmpc_serialized_parallel(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    pushed.nthreads = 0;
+    pushed.bind = -1;
+    GOMP_parallel_start(noop, NULL, 1);
+}
+KMP_API void __kmpc_end_serialized_parallel(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    GOMP_parallel_end();
+}
+
+/* Host teams: the league's teams run one after another on this thread
+ * (teams.c); each calls the microtask as the initial thread of its team. */
+static void team_master(void *p) {
+    const fork_arg *a = p;
+    kmp_int32 gtid = herd__kmp_gtid(), tid = 0;
+    herd__kmp_invoke(a->fn, &gtid, &tid, a->argc, a->argv);
+}
+
+KMP_API void __kmpc_fork_teams(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...) {
+    (void)loc;
+    if (argc < 0)
+        herd__omp_fatal("__kmpc_fork_teams with %d arguments", argc);
+    COLLECT(argv, argc, microtask);
+    fork_arg a = {microtask, argc, argv};
+    unsigned nteams = (unsigned)pushed.nteams, limit = (unsigned)pushed.team_limit;
+    pushed.nteams = pushed.team_limit = 0;
+    GOMP_teams_reg(team_master, &a, nteams, limit, 0);
+}

@@ -1,0 +1,61 @@
+/* The LLVM OpenMP ABI (`__kmpc_*`, what clang, icx and flang emit) as a
+ * second front end over herd's one OpenMP layer (src/omp: teams, tasks,
+ * worksharing, dependences). docs/design/openmp.md, "Two front ends".
+ *
+ * Everything here translates: the compiler's structures (ident_t,
+ * kmp_task_t, kmp_depend_info, the schedule numbers) into the layer's calls.
+ * The only state of the front end's own is what the LLVM ABI keeps and
+ * GCC's does not: the num_threads/num_teams pushed before a fork, the task
+ * block the runtime allocates for the compiler, the threads' global ids. */
+#ifndef HERD_KMP_H
+#define HERD_KMP_H
+
+#include "omp/omp.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KMP_API OMP_API
+
+typedef int32_t kmp_int32;
+typedef uint32_t kmp_uint32;
+typedef int64_t kmp_int64;
+typedef uint64_t kmp_uint64;
+
+/* Source location; herd reads nothing of it but psource in messages. */
+typedef struct ident {
+    kmp_int32 reserved_1, flags, reserved_2, reserved_3;
+    const char *psource;
+} ident_t;
+
+typedef kmp_int32 kmp_critical_name[8];
+typedef void (*kmpc_micro)(kmp_int32 *gtid, kmp_int32 *tid, ...);
+
+/* The schedule numbers of __kmpc_for_static_init and __kmpc_dispatch_init
+ * (LLVM's enum sched_type). */
+enum {
+    KMP_SCH_LOWER = 32, KMP_SCH_STATIC_CHUNKED = 33, KMP_SCH_STATIC = 34,
+    KMP_SCH_DYNAMIC = 35, KMP_SCH_GUIDED = 36, KMP_SCH_RUNTIME = 37, KMP_SCH_AUTO = 38,
+    KMP_SCH_TRAPEZOIDAL = 39, KMP_SCH_STATIC_GREEDY = 40, KMP_SCH_STATIC_BALANCED = 41,
+    KMP_SCH_GUIDED_ITERATIVE = 42, KMP_SCH_GUIDED_ANALYTICAL = 43, KMP_SCH_STATIC_STEAL = 44,
+    KMP_SCH_STATIC_BALANCED_CHUNKED = 45, KMP_SCH_GUIDED_SIMD = 46, KMP_SCH_RUNTIME_SIMD = 47,
+    KMP_ORD_LOWER = 64, KMP_ORD_UPPER = 72,
+    KMP_DISTRIBUTE_STATIC_CHUNKED = 91, KMP_DISTRIBUTE_STATIC = 92,
+    KMP_NM_LOWER = 160, /* "nomerge" forms: the plain ones + 128 */
+};
+#define KMP_SCH_MODIFIERS ((1u << 29) | (1u << 30)) /* monotonic, nonmonotonic */
+
+/* The thread's global id (gtid): dense, from 0, given at a thread's first
+ * call; the initial thread that first calls gets 0. herd's calls take the
+ * current task from its own TLS: the gtid only names per-thread copies
+ * (threadprivate, task reduction copies are per team member instead). */
+int herd__kmp_gtid(void);
+
+/* invoke.c: microtask(&gtid, &tid, argv[0..argc-1]). */
+void herd__kmp_invoke(kmpc_micro fn, kmp_int32 *gtid, kmp_int32 *tid, int argc, void **argv);
+
+/* taskred.c: the task reductions registered in a taskgroup that ends now
+ * (its tasks done): combine the copies into the originals, finalise them. */
+void herd__kmp_taskred_end(void *reg);
+
+#endif

@@ -1,0 +1,146 @@
+/* Synchronisation through the LLVM ABI: barrier, single, master/masked,
+ * critical, ordered, the reduction protocol, copyprivate, flush and
+ * cancellation, each the layer's mechanism (team.c, ws.c, lock.c,
+ * cancel.c) under LLVM's names and conventions. */
+#include "omp/kmp/kmp.h"
+
+KMP_API void __kmpc_barrier(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    GOMP_barrier();
+}
+
+/* The barrier at the end of a region or construct that may be cancelled:
+ * 1 when it was (the member then goes to the region's end). */
+KMP_API kmp_int32 __kmpc_cancel_barrier(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    return GOMP_barrier_cancel();
+}
+
+KMP_API void __kmpc_flush(ident_t *loc) {
+    (void)loc;
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+KMP_API kmp_int32 __kmpc_master(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    return herd__omp_task()->thread_num == 0;
+}
+KMP_API void __kmpc_end_master(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+KMP_API kmp_int32 __kmpc_masked(ident_t *loc, kmp_int32 gtid, kmp_int32 filter) {
+    (void)loc, (void)gtid;
+    return herd__omp_task()->thread_num == filter;
+}
+KMP_API void __kmpc_end_masked(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+
+KMP_API kmp_int32 __kmpc_single(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    return GOMP_single_start();
+}
+KMP_API void __kmpc_end_single(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+
+KMP_API void __kmpc_ordered(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    GOMP_ordered_start();
+}
+KMP_API void __kmpc_end_ordered(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    GOMP_ordered_end();
+}
+
+/* ------------------------------------------------------------- critical */
+
+/* The compiler's zeroed 32-byte name: its first word is the layer's lock
+ * word (lock.c), which needs no initialisation. */
+static _Atomic uint32_t *word_of(kmp_critical_name *crit) {
+    _Static_assert(sizeof(kmp_critical_name) >= sizeof(_Atomic uint32_t), "a lock word fits");
+    return (_Atomic uint32_t *)(void *)crit;
+}
+
+KMP_API void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit) {
+    (void)loc, (void)gtid;
+    herd__omp_word_lock(word_of(crit));
+}
+/* A hint (contended, speculative, ...) changes nothing in herd's lock. */
+KMP_API void __kmpc_critical_with_hint(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit,
+                                       uint32_t hint) {
+    (void)hint;
+    __kmpc_critical(loc, gtid, crit);
+}
+KMP_API void __kmpc_end_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit) {
+    (void)loc, (void)gtid;
+    herd__omp_word_unlock(word_of(crit));
+}
+
+/* ------------------------------------------------------------ reductions */
+
+/* The ABI lets the runtime choose how members combine their copies: 1 the
+ * member combines into the originals itself, then calls the end (the
+ * critical method, under the construct's lock), 2 with atomics, 0 nothing
+ * (a tree method combined it). herd answers 1, under lck, for every team:
+ * one uncontended lock word per member, as cheap as the atomic method on
+ * small teams and free of its per-variable atomics. */
+KMP_API kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
+                                       size_t reduce_size, void *reduce_data,
+                                       void (*reduce_func)(void *lhs, void *rhs),
+                                       kmp_critical_name *lck) {
+    (void)num_vars, (void)reduce_size, (void)reduce_data, (void)reduce_func;
+    __kmpc_critical(loc, gtid, lck);
+    return 1;
+}
+KMP_API void __kmpc_end_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_critical_name *lck) {
+    __kmpc_end_critical(loc, gtid, lck);
+}
+KMP_API kmp_int32 __kmpc_reduce(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
+                                size_t reduce_size, void *reduce_data,
+                                void (*reduce_func)(void *lhs, void *rhs),
+                                kmp_critical_name *lck) {
+    return __kmpc_reduce_nowait(loc, gtid, num_vars, reduce_size, reduce_data, reduce_func, lck);
+}
+/* The blocking form: the construct's barrier follows the combination. */
+KMP_API void __kmpc_end_reduce(ident_t *loc, kmp_int32 gtid, kmp_critical_name *lck) {
+    __kmpc_end_critical(loc, gtid, lck);
+    GOMP_barrier();
+}
+
+/* ------------------------------------------------------------ copyprivate */
+
+/* single copyprivate: the executor (didit) publishes its data's address;
+ * after a barrier the others copy from it; a second barrier keeps it alive
+ * until they have. The barriers order the store and the reads. */
+KMP_API void __kmpc_copyprivate(ident_t *loc, kmp_int32 gtid, size_t cpy_size, void *cpy_data,
+                                void (*cpy_func)(void *dst, void *src), kmp_int32 didit) {
+    (void)loc, (void)gtid, (void)cpy_size;
+    omp_task *t = herd__omp_task();
+    omp_team *team = t->team;
+    if (!team || team->nthreads == 1)
+        return;
+    if (didit)
+        team->copy = cpy_data;
+    GOMP_barrier();
+    if (!didit)
+        cpy_func(cpy_data, team->copy);
+    GOMP_barrier();
+}
+
+/* ---------------------------------------------------------- cancellation */
+
+/* LLVM's kinds (parallel 1, loop 2, sections 3, taskgroup 4) as GCC's
+ * bits (1, 2, 4, 8). */
+static int which_of(kmp_int32 kind) {
+    switch (kind) {
+    case 1: return 1;
+    case 2: return 2;
+    case 3: return 4;
+    case 4: return 8;
+    default: herd__omp_fatal("cancel of construct kind %d, unknown to herd", kind);
+    }
+}
+
+KMP_API kmp_int32 __kmpc_cancel(ident_t *loc, kmp_int32 gtid, kmp_int32 kind) {
+    (void)loc, (void)gtid;
+    return GOMP_cancel(which_of(kind), true);
+}
+KMP_API kmp_int32 __kmpc_cancellationpoint(ident_t *loc, kmp_int32 gtid, kmp_int32 kind) {
+    (void)loc, (void)gtid;
+    return GOMP_cancellation_point(which_of(kind));
+}
