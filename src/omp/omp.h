@@ -82,6 +82,10 @@ typedef struct omp_global {
     int throttle;         /* HERD_OMP_THROTTLE: queued tasks before new ones run at once; 0 off */
     int cancellation;     /* cancel-var (OMP_CANCELLATION); true is refused at the first cancel */
     _Atomic int red_live; /* task reduction registrations alive (reduction.c) */
+    /* the program speaks LLVM's ABI (kmp/: set at its first fork or ompc_*
+     * call): where libgomp and libomp differ in what a program sees, herd
+     * does as the program's own runtime does (affinity.c) */
+    _Atomic int llvm_abi;
 } omp_global;
 extern omp_global herd__omp_g;
 

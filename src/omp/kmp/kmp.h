@@ -51,6 +51,12 @@ enum {
  * (threadprivate, task reduction copies are per team member instead). */
 int herd__kmp_gtid(void);
 
+/* The program speaks LLVM's ABI (omp_global.llvm_abi). ORDER: relaxed; a
+ * flag only this program's own calls read, set before they can matter. */
+static inline void herd__kmp_seen(void) {
+    atomic_store_explicit(&herd__omp_g.llvm_abi, 1, memory_order_relaxed);
+}
+
 /* invoke.c: microtask(&gtid, &tid, argv[0..argc-1]). */
 void herd__kmp_invoke(kmpc_micro fn, kmp_int32 *gtid, kmp_int32 *tid, int argc, void **argv);
 
