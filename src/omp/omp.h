@@ -100,6 +100,7 @@ typedef struct omp_ws {
     /* loops, in normalised iterations [0, n) */
     _Atomic long next;
     long n, chunk;
+    long simd;              /* guided chunks in multiples of it (schedule(simd:...)); 0: none */
     int kind;
     int ull, up;            /* loop flavour and bounds */
     long start, incr;
@@ -270,10 +271,13 @@ void herd__omp_ws_extra_ready(_Atomic int *state);
 void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end,
                          long incr, long chunk);
 /* Loops by iteration count (the LLVM front end, kmp/loop.c): begin the
- * member's next construct as a loop of n iterations start + i*incr; take
+ * member's next construct as a loop of n iterations start + i*incr (simd >
+ * 1: schedule(simd:...), the chunk counted in simd widths, every chunk but
+ * the last a multiple of one); take
  * its next chunk [lo, hi) of normalised iterations (false: none left);
  * leave the construct (ordered turn passed). */
-void herd__omp_loop_begin_n(long sched, int ordered, long start, long incr, long n, long chunk);
+void herd__omp_loop_begin_n(long sched, int ordered, long start, long incr, long n, long chunk,
+                            long simd);
 bool herd__omp_loop_take(omp_task *t, long *lo, long *hi);
 void herd__omp_loop_leave(omp_task *t);
 /* Let the caller's worker run something else while it waits. */

@@ -159,6 +159,7 @@ static int resolve_kind(const omp_task *t, long sched, long *chunk) {
 }
 
 static void loop_common(omp_ws *ws, const omp_task *t, long sched, long n, long chunk) {
+    ws->simd = 0;
     ws->kind = resolve_kind(t, sched, &chunk);
     ws->chunk = chunk;
     ws->n = n;
@@ -238,6 +239,8 @@ static int next_chunk(omp_task *t, long *lo, long *hi) {
             long q = (n - a + T - 1) / T;
             if (q < c)
                 q = c;
+            if (__builtin_expect(ws->simd > 1, 0))
+                q = (q + ws->simd - 1) / ws->simd * ws->simd;
             long b = a + q < n ? a + q : n;
             /* ORDER: relaxed, as for dynamic. */
             if (atomic_compare_exchange_weak_explicit(&ws->next, &a, b, memory_order_relaxed,
@@ -470,7 +473,8 @@ OMP_API bool GOMP_loop_ull_doacross_start(unsigned n, unsigned long long *counts
 
 /* The LLVM front end's loops (kmp/loop.c): set up by count, chunks taken
  * as normalised ranges [lo, hi), left when the last is taken. */
-void herd__omp_loop_begin_n(long sched, int ordered, long start, long incr, long n, long chunk) {
+void herd__omp_loop_begin_n(long sched, int ordered, long start, long incr, long n, long chunk,
+                            long simd) {
     omp_task *t = herd__omp_task();
     if (herd__omp_ws_begin(t)) {
         omp_ws *ws = t->ws;
@@ -478,6 +482,14 @@ void herd__omp_loop_begin_n(long sched, int ordered, long start, long incr, long
         ws->start = start;
         ws->incr = incr;
         loop_common(ws, t, sched, n, chunk);
+        if (simd > 1) { /* chunks of `chunk` simd widths (the last excepted) */
+            long T = t->team ? t->team->nthreads : 1;
+            if (ws->kind == OMP_SCHED_STATIC && ws->chunk <= 0) /* one block each, whole widths */
+                ws->chunk = ((n + T - 1) / T + simd - 1) / simd * simd;
+            else
+                ws->chunk *= simd;
+            ws->simd = ws->kind == OMP_SCHED_GUIDED ? ws->chunk : 0; /* guided: grabs of whole chunks */
+        }
         herd__omp_ws_publish(t);
     }
     enter_loop(t, ordered);

@@ -227,7 +227,15 @@ static void dispatch_init(kmp_int32 sched, int64_t lb, int64_t ub, int64_t st, i
     if (kind == OMP_SCHED_STATIC && s != KMP_SCH_STATIC_CHUNKED &&
         s != KMP_ORD_LOWER + 1 /* ordered static chunked */)
         chunk = 0;
-    herd__omp_loop_begin_n(kind, ordered, (long)lb, (long)st, (long)n, (long)chunk);
+    /* schedule(simd: guided | runtime): the chunk argument is the simd
+     * width; the schedule's chunk (1 for guided, run-sched-var's for
+     * runtime) counts widths, and chunks come in multiples of one */
+    long simd = 0;
+    if (s == KMP_SCH_GUIDED_SIMD || s == KMP_SCH_RUNTIME_SIMD) {
+        simd = (long)chunk;
+        chunk = s == KMP_SCH_GUIDED_SIMD ? 1 : 0;
+    }
+    herd__omp_loop_begin_n(kind, ordered, (long)lb, (long)st, (long)n, (long)chunk, simd);
 }
 
 /* The member's next chunk as inclusive bounds; 0 (and the construct left)
