@@ -45,6 +45,7 @@ probe() {
         [ -n "$(find /usr/lib -path '*openmpi*' -name mpi.h -print -quit 2>/dev/null)" ] ;;
     gfortran) have gfortran ;;
     clang) have clang ;;
+    llvm-14-tools) [ -x /usr/lib/llvm-14/bin/FileCheck ] ;;
     *) return 1 ;;
     esac
 }
@@ -68,9 +69,12 @@ done
 # gcc-aarch64-linux-gnu and qemu-user: the AArch64 context switch is tested under qemu-user.
 # libomp-dev and libtbb-dev: the LLVM OpenMP and oneTBB peers of the benchmarks;
 # gfortran: the OpenMP Fortran test (tests/omp); clang (with libomp-dev): the
-# clang builds of the OpenMP tests (tests/omp, LLVM's OpenMP ABI).
+# clang builds of the OpenMP tests (tests/omp, LLVM's OpenMP ABI); llvm-14-tools:
+# FileCheck, which the RUN lines of LLVM's libomp testsuite pipe into
+# (scripts/conformance-llvm).
 required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
-    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libomp-dev libtbb-dev gfortran clang)
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libomp-dev libtbb-dev gfortran clang
+    llvm-14-tools)
 # openmpi-bin, libopenmpi-dev: the MPI task pool (libherd-pool) and its mpi tests.
 required+=(openmpi-bin libopenmpi-dev)
 
