@@ -19,6 +19,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 
 /* GCC 12's omp.h values */
@@ -263,6 +264,84 @@ OMP_API uintptr_t omp_init_allocator(uintptr_t memspace, int ntraits,
         return AL_NULL;
     *r = a;
     return (uintptr_t)r;
+}
+
+/* OMP_ALLOCATOR's OpenMP 5.1 form, memspace[:trait=value[,trait=value...]]:
+ * the allocator it names (made once, at start-up), 0 when s is not of that
+ * form (icv.c then stops with the accepted forms). */
+typedef struct name_val {
+    const char *name;
+    uintptr_t v;
+} name_val;
+
+static int lookup_name(const name_val *t, const char *s, size_t len, uintptr_t *v) {
+    for (; t->name; t++)
+        if (strlen(t->name) == len && !strncasecmp(s, t->name, len)) {
+            *v = t->v;
+            return 1;
+        }
+    return 0;
+}
+
+static int trait_of(const char *s, size_t len, omp_alloctrait *out) {
+    static const name_val keys[] = {{"sync_hint", ATK_SYNC_HINT}, {"alignment", ATK_ALIGNMENT},
+        {"access", ATK_ACCESS}, {"pool_size", ATK_POOL_SIZE}, {"fallback", ATK_FALLBACK},
+        {"fb_data", ATK_FB_DATA}, {"pinned", ATK_PINNED}, {"partition", ATK_PARTITION}, {0, 0}};
+    static const name_val words[] = {{"true", ATV_TRUE}, {"false", ATV_FALSE},
+        {"contended", ATV_CONTENDED}, {"uncontended", ATV_UNCONTENDED},
+        {"serialized", ATV_SERIALIZED}, {"private", ATV_PRIVATE}, {"all", ATV_ALL},
+        {"thread", ATV_THREAD}, {"pteam", ATV_PTEAM}, {"cgroup", ATV_CGROUP},
+        {"default_mem_fb", ATV_DEFAULT_MEM_FB}, {"null_fb", ATV_NULL_FB},
+        {"abort_fb", ATV_ABORT_FB}, {"allocator_fb", ATV_ALLOCATOR_FB},
+        {"environment", ATV_ENVIRONMENT}, {"nearest", ATV_NEAREST}, {"blocked", ATV_BLOCKED},
+        {"interleaved", ATV_INTERLEAVED}, {0, 0}};
+    static const name_val allocators[] = {{"omp_default_mem_alloc", 1},
+        {"omp_large_cap_mem_alloc", 2}, {"omp_const_mem_alloc", 3}, {"omp_high_bw_mem_alloc", 4},
+        {"omp_low_lat_mem_alloc", 5}, {"omp_cgroup_mem_alloc", 6}, {"omp_pteam_mem_alloc", 7},
+        {"omp_thread_mem_alloc", 8}, {0, 0}};
+    const char *eq = memchr(s, '=', len);
+    uintptr_t key;
+    if (!eq || !lookup_name(keys, s, (size_t)(eq - s), &key))
+        return 0;
+    const char *v = eq + 1;
+    size_t vlen = len - (size_t)(v - s);
+    out->key = (int)key;
+    if (key == ATK_ALIGNMENT || key == ATK_POOL_SIZE) { /* a positive number */
+        if (!vlen || vlen > 19)
+            return 0;
+        uintptr_t n = 0;
+        for (size_t i = 0; i < vlen; i++) {
+            if (v[i] < '0' || v[i] > '9')
+                return 0;
+            n = n * 10 + (uintptr_t)(v[i] - '0');
+        }
+        out->value = n;
+        return n > 0;
+    }
+    if (key == ATK_FB_DATA)
+        return lookup_name(allocators, v, vlen, &out->value);
+    return lookup_name(words, v, vlen, &out->value);
+}
+
+uintptr_t herd__omp_allocator_from_env(const char *s) {
+    static const name_val spaces[] = {{"omp_default_mem_space", 0},
+        {"omp_large_cap_mem_space", 1}, {"omp_const_mem_space", 2},
+        {"omp_high_bw_mem_space", 3}, {"omp_low_lat_mem_space", 4}, {0, 0}};
+    const char *colon = strchr(s, ':');
+    size_t nlen = colon ? (size_t)(colon - s) : strlen(s);
+    uintptr_t space;
+    if (!lookup_name(spaces, s, nlen, &space))
+        return 0;
+    omp_alloctrait traits[16];
+    int n = 0;
+    for (const char *p = colon ? colon + 1 : NULL; p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (n == 16 || !trait_of(p, len, &traits[n++]))
+            return 0;
+        p = comma ? comma + 1 : NULL;
+    }
+    return omp_init_allocator(space, n, traits); /* 0 (omp_null_allocator): not valid */
 }
 
 OMP_API void omp_destroy_allocator(uintptr_t allocator) {

@@ -83,19 +83,26 @@ static int parse_num_threads(const char *s) {
     }
 }
 
-/* OMP_ALLOCATOR: a predefined allocator's name (handles 1..8, omp.h). */
-static int parse_allocator(const char *s) {
+/* OMP_ALLOCATOR: a predefined allocator's name (handles 1..8, omp.h), or
+ * OpenMP 5.1's memspace[:trait=value,...] (alloc.c makes that allocator). */
+static uintptr_t parse_allocator(const char *s) {
     static const char *names[] = {"omp_default_mem_alloc", "omp_large_cap_mem_alloc",
                                   "omp_const_mem_alloc",   "omp_high_bw_mem_alloc",
                                   "omp_low_lat_mem_alloc", "omp_cgroup_mem_alloc",
                                   "omp_pteam_mem_alloc",   "omp_thread_mem_alloc"};
     for (int i = 0; i < 8; i++)
         if (!strcasecmp(s, names[i]))
-            return i + 1;
+            return (uintptr_t)i + 1;
+    uintptr_t a = herd__omp_allocator_from_env(s);
+    if (a)
+        return a;
     bad("OMP_ALLOCATOR", s, "a predefined allocator: omp_default_mem_alloc, "
                             "omp_large_cap_mem_alloc, omp_const_mem_alloc, omp_high_bw_mem_alloc, "
                             "omp_low_lat_mem_alloc, omp_cgroup_mem_alloc, omp_pteam_mem_alloc, "
-                            "omp_thread_mem_alloc");
+                            "omp_thread_mem_alloc; or a memory space (omp_default_mem_space, "
+                            "omp_large_cap_mem_space, omp_const_mem_space, omp_high_bw_mem_space, "
+                            "omp_low_lat_mem_space) with optional valid traits, e.g. "
+                            "omp_default_mem_space:alignment=64,pool_size=1048576,fallback=null_fb");
     return 0;
 }
 
@@ -365,7 +372,10 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");
     fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g->max_task_priority);
     fprintf(stderr, "  OMP_NUM_TEAMS = '%d'\n", g->nteams);
-    fprintf(stderr, "  OMP_ALLOCATOR = '%d'\n", g->def_allocator ? g->def_allocator : 1);
+    {
+        const char *a = getenv("OMP_ALLOCATOR");
+        fprintf(stderr, "  OMP_ALLOCATOR = '%s'\n", a && *a ? a : "omp_default_mem_alloc");
+    }
     fprintf(stderr, "  OMP_DISPLAY_AFFINITY = '%s'\n", g->display_affinity ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_AFFINITY_FORMAT = '%s'\n",
             g->affinity_format ? g->affinity_format : "level %L thread %i affinity %A");

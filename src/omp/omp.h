@@ -75,7 +75,7 @@ typedef struct omp_global {
     size_t stacksize;     /* OMP_STACKSIZE, 0 if unset */
     int max_task_priority;
     int nteams;           /* nteams-var (OMP_NUM_TEAMS, omp_set_num_teams); 0: unset */
-    int def_allocator;    /* def-allocator-var at start (OMP_ALLOCATOR); 0: unset (alloc.c) */
+    uintptr_t def_allocator; /* def-allocator-var at start (OMP_ALLOCATOR); 0: unset (alloc.c) */
     int display_affinity; /* OMP_DISPLAY_AFFINITY (affinity.c) */
     const char *affinity_format; /* OMP_AFFINITY_FORMAT, NULL: unset */
     int teams_thread_limit; /* teams-thread-limit-var (OMP_TEAMS_THREAD_LIMIT); 0: unset */
@@ -233,6 +233,9 @@ void herd__omp_affinity_member(void);
 omp_task *herd__omp_root(omp_task *t);
 /* icv.c */
 void herd__omp_init(void);
+/* alloc.c: OMP_ALLOCATOR's memspace[:traits] form, the allocator it makes;
+ * 0 when s is not of that form or its traits are not valid. */
+uintptr_t herd__omp_allocator_from_env(const char *s);
 /* The bytes of every task's stack, implicit and explicit: OMP_STACKSIZE, or
  * what a libgomp thread would get (icv.c). */
 size_t herd__omp_stack_size(void);

@@ -199,7 +199,30 @@ static void test_default_inherited(void) {
     omp_destroy_allocator(a);
 }
 
+/* OMP_ALLOCATOR's OpenMP 5.1 form (memspace:traits), when the run sets
+ * OMP_TEST_ALLOCATOR_ALIGN to the alignment trait it gives (CMakeLists.txt,
+ * omp.alloc.env51*) with pool_size=8192 and fallback=null_fb: the default
+ * allocator is that allocator; otherwise it is omp_default_mem_alloc. */
+static void test_env_allocator(void) {
+    const char *al = getenv("OMP_TEST_ALLOCATOR_ALIGN");
+    omp_allocator_handle_t d = omp_get_default_allocator();
+    if (!al) {
+        CHECK(d == omp_default_mem_alloc);
+        return;
+    }
+    unsigned long align = strtoul(al, NULL, 10);
+    CHECK((uintptr_t)d > 8); /* made from the environment, not predefined */
+    char *p = omp_alloc(100, omp_null_allocator);
+    CHECK(p != NULL && (uintptr_t)p % align == 0);
+    char *q = omp_alloc(5000, omp_null_allocator);
+    CHECK(q != NULL);
+    CHECK(omp_alloc(5000, omp_null_allocator) == NULL); /* past the pool: null_fb */
+    omp_free(q, omp_null_allocator);
+    omp_free(p, omp_null_allocator);
+}
+
 int main(void) {
+    test_env_allocator();
     for (int rep = 0; rep < 2; rep++) {
         test_zero_and_realloc();
         test_default_inherited();
