@@ -44,6 +44,7 @@ probe() {
     libopenmpi-dev) [ -e /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h ] ||
         [ -n "$(find /usr/lib -path '*openmpi*' -name mpi.h -print -quit 2>/dev/null)" ] ;;
     gfortran) have gfortran ;;
+    clang) have clang ;;
     *) return 1 ;;
     esac
 }
@@ -66,9 +67,10 @@ done
 # Order matters only for probes: pkg-config first so the module probes work.
 # gcc-aarch64-linux-gnu and qemu-user: the AArch64 context switch is tested under qemu-user.
 # libomp-dev and libtbb-dev: the LLVM OpenMP and oneTBB peers of the benchmarks;
-# gfortran: the OpenMP Fortran test (tests/omp).
+# gfortran: the OpenMP Fortran test (tests/omp); clang (with libomp-dev): the
+# clang builds of the OpenMP tests (tests/omp, LLVM's OpenMP ABI).
 required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
-    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libomp-dev libtbb-dev gfortran)
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libomp-dev libtbb-dev gfortran clang)
 # openmpi-bin, libopenmpi-dev: the MPI task pool (libherd-pool) and its mpi tests.
 required+=(openmpi-bin libopenmpi-dev)
 

@@ -29,7 +29,12 @@
  *             [--inner-threads N] [--only NAME[,NAME...]]
  * Prints one line per construct: name, threads, overhead (us), its 95%
  * interval, the inner repetitions; EPCC_JSON=1 prints one JSON object per
- * line instead. */
+ * line instead. Both name the OpenMP library that provides
+ * omp_get_num_threads in this process ("omp_lib"), so that a harness can
+ * tell a run on another runtime than the one it asked for (gcc builds call
+ * GOMP_*, clang builds __kmpc_*: the same source measures either ABI). */
+#define _GNU_SOURCE 1 /* dladdr */
+#include <dlfcn.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -366,9 +371,18 @@ static double number(const char *s, double lo) {
     return v;
 }
 
+/* The file the dynamic linker bound omp_get_num_threads to (a PIE's address
+ * of an imported function is the definition's, not a stub in the program). */
+static const char *omp_lib(void) {
+    Dl_info info;
+    if (dladdr((void *)omp_get_num_threads, &info) && info.dli_fname)
+        return info.dli_fname;
+    return "unknown";
+}
+
 int main(int argc, char **argv) {
     const char *only = NULL;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(arg, "--outer") == 0)
             outer = (int)number(val, 2);
@@ -382,7 +396,6 @@ int main(int argc, char **argv) {
             only = val;
         else
             usage();
-        i++;
     }
     const char *json = getenv("EPCC_JSON");
     int as_json = json && strcmp(json, "1") == 0;
@@ -394,9 +407,9 @@ int main(int argc, char **argv) {
     delay_len = calibrate_delay(delay_us);
     if (!as_json)
         printf("# %d threads, %d outer repetitions, test time %.0f us, delay %.3f us (%ld "
-               "iterations)\n%-12s %7s %12s %10s %10s\n",
-               nthreads, outer, test_time_us, delay_us, delay_len, "construct", "threads",
-               "overhead_us", "ci95_us", "inner");
+               "iterations), OpenMP library %s\n%-12s %7s %12s %10s %10s\n",
+               nthreads, outer, test_time_us, delay_us, delay_len, omp_lib(), "construct",
+               "threads", "overhead_us", "ci95_us", "inner");
     for (size_t i = 0; i < NCONSTRUCTS; i++) {
         const construct *c = &constructs[i];
         if (!selected(only, c->name))
@@ -413,8 +426,9 @@ int main(int argc, char **argv) {
             snprintf(threads, sizeof threads, "%d", nthreads);
         if (as_json)
             printf("{\"construct\":\"%s\",\"threads\":\"%s\",\"overhead_us\":%.4f,\"ci95_us\":%.4f,"
-                   "\"test_us\":%.4f,\"reference_us\":%.4f,\"inner\":%ld,\"delay_us\":%.3f}\n",
-                   c->name, threads, over, ci, test.mean, ref.mean, inner, delay_us);
+                   "\"test_us\":%.4f,\"reference_us\":%.4f,\"inner\":%ld,\"delay_us\":%.3f,"
+                   "\"omp_lib\":\"%s\"}\n",
+                   c->name, threads, over, ci, test.mean, ref.mean, inner, delay_us, omp_lib());
         else
             printf("%-12s %7s %12.3f %10.3f %10ld\n", c->name, threads, over, ci, inner);
         fflush(stdout);

@@ -71,11 +71,19 @@ int omp_bench_threads(const omp_opts *o) {
     return n;
 }
 
+/* In a position-independent program (gcc's and clang's default here, and
+ * CMake's), the address of an imported function is its definition's, so
+ * dladdr names the library the dynamic linker bound omp_* to: libgomp.so.1
+ * or libomp.so.5 or herd's, whichever ABI the compiler emitted. A non-PIE
+ * program's is a stub inside the program itself; that is said, and the
+ * harness, which wants a library, fails the run rather than guess. */
 const char *omp_bench_lib(void) {
-    Dl_info info;
-    if (dladdr((void *)omp_get_num_threads, &info) && info.dli_fname)
-        return info.dli_fname;
-    return "unknown";
+    Dl_info info, self;
+    if (!dladdr((void *)omp_get_num_threads, &info) || !info.dli_fname)
+        return "unknown";
+    if (dladdr((void *)omp_bench_lib, &self) && self.dli_fbase == info.dli_fbase)
+        return "unknown (a non-PIE program: omp_get_num_threads is a stub in it)";
+    return info.dli_fname;
 }
 
 void omp_bench_result(const omp_opts *o, const double *times, int done, int verified,

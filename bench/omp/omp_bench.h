@@ -4,7 +4,9 @@
  *
  * Every kernel here is plain C with `#pragma omp`, built with gcc -fopenmp,
  * so the same binary runs on libgomp, on LLVM's libomp (a libgomp.so.1 that
- * is libomp) and on herd's libgomp-compatible library. Common options:
+ * is libomp) and on herd's libgomp-compatible library; and again with clang
+ * -fopenmp as omp_<kernel>_clang (LLVM's __kmpc_* ABI), which runs on
+ * libomp.so.5 and on herd's lib/herd/libomp.so.5. Common options:
  *
  *   --input small|medium|large   the problem size (small: well under a
  *                                second, for tests; medium: a few seconds on

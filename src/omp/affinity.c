@@ -147,6 +147,16 @@ static void expand(out *o, const char *fmt) {
                     code = *p;
             p += code ? 1 : 0;
         }
+        /* ORDER: relaxed; the program's own flag (kmp/kmp.h) */
+        if (!code && atomic_load_explicit(&herd__omp_g.llvm_abi, memory_order_relaxed)) {
+            /* as libomp: an unknown field reads "undefined" */
+            if (*p == '{')
+                p = strchr(p, '}') ? strchr(p, '}') + 1 : p + strlen(p);
+            else if (*p)
+                p++;
+            put(o, "undefined", 9);
+            continue;
+        }
         if (!code) /* as the system libgomp: a format error stops */
             herd__omp_fatal("affinity format \"%s\": \"%.*s\" is not a field (fields: t T L n N "
                             "a H P i A, or their {names})",
@@ -202,7 +212,10 @@ OMP_API size_t omp_capture_affinity(char *buffer, size_t size, const char *forma
 
 OMP_API void omp_display_affinity(const char *format) {
     out o = expanded(format, "\n");
-    fputs(o.s, stderr); /* one call: lines of several threads do not mix */
+    /* One call: lines of several threads do not mix. The stream is the
+     * program's own runtime's: libgomp's stderr, libomp's stdout. */
+    /* ORDER: relaxed; the program's own flag (kmp/kmp.h) */
+    fputs(o.s, atomic_load_explicit(&herd__omp_g.llvm_abi, memory_order_relaxed) ? stdout : stderr);
     free(o.s);
 }
 
@@ -245,7 +258,7 @@ void herd__omp_affinity_member(void) {
 }
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */
-OMP_LLVM_ALIAS(omp_capture_affinity);
-OMP_LLVM_ALIAS(omp_display_affinity);
-OMP_LLVM_ALIAS(omp_set_affinity_format);
-OMP_LLVM_ALIAS(omp_get_affinity_format);
+OMP_LLVM_ALIAS(omp_capture_affinity, "OMP_5.0");
+OMP_LLVM_ALIAS(omp_display_affinity, "OMP_5.0");
+OMP_LLVM_ALIAS(omp_set_affinity_format, "OMP_5.0");
+OMP_LLVM_ALIAS(omp_get_affinity_format, "OMP_5.0");

@@ -278,3 +278,15 @@ OMP_API uintptr_t omp_get_default_allocator(void) {
     uintptr_t h = def_allocator();
     return h ? h : AL_DEFAULT;
 }
+
+/* The same routines under the LLVM ABI's version (kmp/, omp.h). */
+OMP_LLVM_ALIAS(omp_aligned_alloc, "OMP_5.0.2");
+OMP_LLVM_ALIAS(omp_alloc, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_aligned_calloc, "OMP_5.0.2");
+OMP_LLVM_ALIAS(omp_calloc, "OMP_5.0.2");
+OMP_LLVM_ALIAS(omp_free, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_realloc, "OMP_5.0.2");
+OMP_LLVM_ALIAS(omp_init_allocator, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_destroy_allocator, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_set_default_allocator, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_get_default_allocator, "OMP_5.0.1");

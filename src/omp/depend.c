@@ -88,6 +88,7 @@ typedef struct pending_event {
 
 struct omp_deps {
     herd_group g; /* released deferred tasks */
+    dep_node *all; /* the last task with depend(omp_all_memory), held; NULL: none */
     pending_event *events; /* owner only, like the table */
     dep_entry *tab;
     size_t cap, used; /* open addressing, cap a power of 2 */
@@ -266,9 +267,31 @@ static void decode(void **depend, dep_list *l) {
     }
 }
 
-/* The predecessors of a task with dependences l, as edges to n (D1). */
+static int has_all(const dep_list *l) {
+    for (int i = 0; i < l->n; i++)
+        if (l->addr[i] == HERD_DEP_ALL)
+            return 1;
+    return 0;
+}
+
+/* The predecessors of a task with dependences l, as edges to n (D1).
+ * depend(omp_all_memory) (an out dependence on every address): every
+ * address's last writer and readers; and every task after such a task
+ * follows it (record() empties the table behind it, so it stands for
+ * everything before it). */
 static void link_preds(omp_deps *d, dep_list *l, dep_node *n) {
     if (!d->cap) grow(d);
+    add_edge(d->all, n);
+    if (has_all(l)) {
+        for (size_t i = 0; i < d->cap; i++) {
+            dep_entry *e = &d->tab[i];
+            if (!e->addr) continue;
+            add_edge(e->out, n);
+            for (int k = 0; k < e->nin; k++)
+                add_edge(e->ins[k], n);
+        }
+        return;
+    }
     for (int i = 0; i < l->n; i++) {
         dep_entry *e = entry(d, l->addr[i]);
         if (!l->out[i] || !e->nin) {
@@ -286,8 +309,25 @@ static void hold(dep_node *n) {
     atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
 }
 
+static void forget(dep_entry *e) {
+    if (e->out) unref(e->out);
+    for (int k = 0; k < e->nin; k++)
+        unref(e->ins[k]);
+    free(e->ins);
+    memset(e, 0, sizeof *e);
+}
+
 /* Record n as the latest writer or reader of its addresses. */
 static void record(omp_deps *d, dep_list *l, dep_node *n) {
+    if (has_all(l)) { /* n orders everything before it: the table restarts behind n */
+        for (size_t i = 0; i < d->cap; i++)
+            if (d->tab[i].addr) forget(&d->tab[i]);
+        d->used = 0;
+        if (d->all) unref(d->all);
+        hold(n);
+        d->all = n;
+        return;
+    }
     for (int i = 0; i < l->n; i++) { /* writers first: a reader of the same address is moot */
         if (!l->out[i]) continue;
         dep_entry *e = entry(d, l->addr[i]);
@@ -433,14 +473,9 @@ void herd__omp_deps_free(omp_task *t) {
     omp_deps *d = t->deps;
     if (!d) return;
     herd__omp_wait_events(t, 0); /* its undeferred detached tasks complete first */
-    for (size_t i = 0; i < d->cap; i++) {
-        dep_entry *e = &d->tab[i];
-        if (!e->addr) continue;
-        if (e->out) unref(e->out);
-        for (int k = 0; k < e->nin; k++)
-            unref(e->ins[k]);
-        free(e->ins);
-    }
+    for (size_t i = 0; i < d->cap; i++)
+        if (d->tab[i].addr) forget(&d->tab[i]);
+    if (d->all) unref(d->all);
     free(d->tab);
     free(d);
     t->deps = NULL;

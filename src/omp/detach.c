@@ -64,4 +64,4 @@ OMP_API void omp_fulfill_event(uintptr_t event) {
 }
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */
-OMP_LLVM_ALIAS(omp_fulfill_event);
+OMP_LLVM_ALIAS(omp_fulfill_event, "OMP_5.0.1");

@@ -100,5 +100,5 @@ OMP_API int omp_pause_resource_all(int kind) {
 }
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */
-OMP_LLVM_ALIAS(omp_pause_resource);
-OMP_LLVM_ALIAS(omp_pause_resource_all);
+OMP_LLVM_ALIAS(omp_pause_resource, "OMP_5.0");
+OMP_LLVM_ALIAS(omp_pause_resource_all, "OMP_5.0");

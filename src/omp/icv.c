@@ -130,7 +130,10 @@ static void parse_schedule(const char *s, omp_icv *icv) {
     if (!kind)
         bad("OMP_SCHEDULE", s, forms);
     icv->run_sched = kind | (mono ? (int)OMP_SCHED_MONOTONIC : 0);
-    icv->run_chunk = p[len] == ',' ? parse_long_in("OMP_SCHEDULE", s, p + len + 1, 1, INT_MAX, forms) : 0;
+    /* no chunk: 0 for static (its one block per thread), 1 for the others,
+     * as omp_get_schedule reports it under libgomp and libomp */
+    icv->run_chunk = p[len] == ',' ? parse_long_in("OMP_SCHEDULE", s, p + len + 1, 1, INT_MAX, forms)
+                                   : kind != OMP_SCHED_STATIC;
 }
 
 /* OMP_PROC_BIND (first value) -> omp_proc_bind_t, and herd's HERD_BIND. */
@@ -246,8 +249,16 @@ void herd__omp_init(void) {
         g->workers = (int)parse_long("HERD_WORKERS", s, 1, HERD__WORKERS_MAX,
                                      "an integer from 1 to 4096");
     g->throttle = THROTTLE_DEFAULT;
-    if ((s = getenv("HERD_OMP_THROTTLE")) && *s)
+    if ((s = getenv("HERD_OMP_THROTTLE")) && *s) {
         g->throttle = parse_throttle(s);
+    } else if ((s = getenv("KMP_ENABLE_TASK_THROTTLING")) && *s) {
+        /* libomp's switch for the same thing (a program or job script
+         * written for libomp): 0/false turns herd's throttle off */
+        if (!strcmp(s, "0") || !strcasecmp(s, "false"))
+            g->throttle = 0;
+        else if (strcmp(s, "1") && strcasecmp(s, "true"))
+            bad("KMP_ENABLE_TASK_THROTTLING", s, "0, 1, false, true");
+    }
     icv->nthreads = 0;
     if ((s = getenv("OMP_NUM_THREADS")) && *s)
         icv->nthreads = parse_num_threads(s);

@@ -330,7 +330,7 @@ OMP_API void GOMP_atomic_start(void) {
 OMP_API void GOMP_atomic_end(void) { herd__omp_word_unlock(&atomic_word); }
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */
-OMP_LLVM_ALIAS(omp_init_lock_with_hint);
+/* omp_init_lock_with_hint: LLVM's only (the version script's VERSION node) */
 /* libomp's omp_lock_t and omp_nest_lock_t are 8 bytes: the simple lock is
  * the word at their start, and a nest lock (16 bytes) is held by pointer,
  * as the Fortran bindings hold it (above). */

@@ -16,12 +16,16 @@
 #include <stdint.h>
 
 #define OMP_API __attribute__((visibility("default")))
-/* An omp_* routine under LLVM libomp's version node too (VERSION, what
- * clang-built binaries ask for), beside the libgomp node the version script
- * gives it: an alias of the same code (kmp/kmp.h). Put after the routine. */
-#define OMP_LLVM_ALIAS(name)                                                                       \
+/* An omp_* routine under both ABIs' versions: libgomp's node `node` (the
+ * default, what gcc-built binaries and unversioned lookups such as dlsym
+ * find) and LLVM libomp's VERSION (what clang-built binaries ask for).
+ * The routine's own symbol is removed in favour of the first (GNU as's
+ * .symver ..., remove): a plain symbol beside a versioned twin of the same
+ * name would lose its node at link time. Put after the routine. */
+#define OMP_LLVM_ALIAS(name, node)                                                                 \
     extern __typeof(name) herd__llvm_##name __attribute__((alias(#name), visibility("default")));  \
-    __asm__(".symver herd__llvm_" #name ", " #name "@@VERSION")
+    __asm__(".symver " #name ", " #name "@@" node ", remove\n\t"                                    \
+            ".symver herd__llvm_" #name ", " #name "@VERSION")
 /* ... where LLVM's name is served by impl, another routine (a different
  * layout: locks). Not the default version: the name's default is already
  * another .symver's (lock.c), and a reference asks for VERSION anyway. */
@@ -78,6 +82,10 @@ typedef struct omp_global {
     int throttle;         /* HERD_OMP_THROTTLE: queued tasks before new ones run at once; 0 off */
     int cancellation;     /* cancel-var (OMP_CANCELLATION); true is refused at the first cancel */
     _Atomic int red_live; /* task reduction registrations alive (reduction.c) */
+    /* the program speaks LLVM's ABI (kmp/: set at its first fork or ompc_*
+     * call): where libgomp and libomp differ in what a program sees, herd
+     * does as the program's own runtime does (affinity.c) */
+    _Atomic int llvm_abi;
 } omp_global;
 extern omp_global herd__omp_g;
 
@@ -191,6 +199,9 @@ typedef struct omp_task {
     omp_taskgroup *tg;   /* innermost open taskgroup, NULL: none */
     uintptr_t *red;      /* OMP_FRAME_HERD: the task reductions its creator saw
                           * (reduction.c, herd__omp_red_of); unset when run at once */
+    /* an explicit task of the LLVM front end: the task reductions its
+     * creator saw (kmp/taskred.c), KMP_RED_NONE none; NULL: not such a task */
+    void *kred;
     herd__frame frame;   /* OMP_FRAME_OWN: its frame (uninitialised before) */
     /* implicit tasks: worksharing state */
     long ws_next;        /* index of the next construct this member meets */
@@ -330,6 +341,9 @@ void herd__omp_doacross_wait_in(omp_ws *ws, const unsigned long long *v);
 void herd__omp_doacross_free(omp_ws *ws);
 /* A heap copy of a task's data (cpyfn or memcpy); the caller frees it. */
 void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, long align);
+/* depend.c: the address that stands for depend(omp_all_memory) in a depend
+ * array (among the out dependences; the LLVM front end's, GCC 12 has none). */
+#define HERD_DEP_ALL ((void *)UINTPTR_MAX)
 /* depend.c: a task with dependences (GCC's depend array); deferred ones are
  * queued once their predecessors complete, undeferred ones wait and run. */
 void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,

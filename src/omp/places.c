@@ -214,9 +214,9 @@ OMP_API int omp_get_partition_num_places(void) { return 0; }
 OMP_API void omp_get_partition_place_nums(int *p) { (void)p; }
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */
-OMP_LLVM_ALIAS(omp_get_num_places);
-OMP_LLVM_ALIAS(omp_get_place_num_procs);
-OMP_LLVM_ALIAS(omp_get_place_proc_ids);
-OMP_LLVM_ALIAS(omp_get_place_num);
-OMP_LLVM_ALIAS(omp_get_partition_num_places);
-OMP_LLVM_ALIAS(omp_get_partition_place_nums);
+OMP_LLVM_ALIAS(omp_get_num_places, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_place_num_procs, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_place_proc_ids, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_place_num, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_partition_num_places, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_partition_place_nums, "OMP_4.5");

@@ -58,6 +58,7 @@ static inline __attribute__((always_inline)) void task_init(omp_task *me, omp_ta
     me->frame_mode = frame_mode;
     me->deps = NULL;
     me->tg = NULL;
+    me->kred = NULL;
     me->team = parent->team;
     me->parent = parent;
     me->thread_num = thread_num;

@@ -109,10 +109,10 @@ OMP_API void omp_set_teams_thread_limit_(const int *n) { omp_set_teams_thread_li
 OMP_API void omp_set_teams_thread_limit_8_(const long *n) { omp_set_teams_thread_limit((int)*n); }
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */
-OMP_LLVM_ALIAS(omp_get_num_teams);
-OMP_LLVM_ALIAS(omp_get_team_num);
-OMP_LLVM_ALIAS(omp_get_thread_limit);
-OMP_LLVM_ALIAS(omp_set_num_teams);
-OMP_LLVM_ALIAS(omp_get_max_teams);
-OMP_LLVM_ALIAS(omp_set_teams_thread_limit);
-OMP_LLVM_ALIAS(omp_get_teams_thread_limit);
+OMP_LLVM_ALIAS(omp_get_num_teams, "OMP_4.0");
+OMP_LLVM_ALIAS(omp_get_team_num, "OMP_4.0");
+OMP_LLVM_ALIAS(omp_get_thread_limit, "OMP_3.0");
+OMP_LLVM_ALIAS(omp_set_num_teams, "OMP_5.1");
+OMP_LLVM_ALIAS(omp_get_max_teams, "OMP_5.1");
+OMP_LLVM_ALIAS(omp_set_teams_thread_limit, "OMP_5.1");
+OMP_LLVM_ALIAS(omp_get_teams_thread_limit, "OMP_5.1");

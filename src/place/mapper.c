@@ -125,18 +125,23 @@ int herd__map_read_loads(int64_t *user, int n, char *err, size_t errlen) {
 
 /* The loads of the process's PUs, in tree order: cur[i] for os_index[i]. */
 static int scan_loads(int npus, const int *os_index, int64_t *cur, char *err, size_t errlen) {
-    static _Thread_local int64_t by_os[HERD__REG_MAXPU];
+    /* On the heap, not in TLS: libherd-omp.so's static TLS must stay small
+     * enough for dlopen after start-up (a Python extension built with
+     * -fopenmp loads its OpenMP library that way). */
+    int64_t *by_os = malloc(HERD__REG_MAXPU * sizeof *by_os);
+    if (!by_os) return fail(err, errlen, HERD_ENOMEM, "out of memory reading the PUs' loads");
     int rc = herd__map_read_loads(by_os, HERD__REG_MAXPU, err, errlen);
-    if (rc) return rc;
-    for (int i = 0; i < npus; i++) {
+    for (int i = 0; !rc && i < npus; i++) {
         if (by_os[os_index[i]] < 0)
-            return fail(err, errlen, HERD_EINVAL,
-                        "the load source (/proc/stat) has no line for cpu%d, PU %d of the "
-                        "topology; xll needs the user time of every PU it may choose",
-                        os_index[i], i);
-        cur[i] = by_os[os_index[i]];
+            rc = fail(err, errlen, HERD_EINVAL,
+                      "the load source (/proc/stat) has no line for cpu%d, PU %d of the "
+                      "topology; xll needs the user time of every PU it may choose",
+                      os_index[i], i);
+        else
+            cur[i] = by_os[os_index[i]];
     }
-    return 0;
+    free(by_os);
+    return rc;
 }
 
 /* --------------------------------------------------------------- policies */

@@ -12,7 +12,12 @@ static void test_predefined(void) {
     char *p = omp_alloc(100, omp_default_mem_alloc);
     CHECK(p != NULL);
     memset(p, 7, 100);
-    double *d = omp_aligned_alloc(128, 10 * sizeof(double), omp_large_cap_mem_alloc);
+    /* LLVM's libomp 14 answers NULL for omp_large_cap_mem_alloc without
+     * libmemkind, though a predefined allocator falls back to the default
+     * memory (default_mem_fb): there the default allocator serves. */
+    omp_allocator_handle_t large =
+        omp_test_on_llvm_libomp() ? omp_default_mem_alloc : omp_large_cap_mem_alloc;
+    double *d = omp_aligned_alloc(128, 10 * sizeof(double), large);
     CHECK(d && aligned(d, 128));
     int *z = omp_calloc(1000, sizeof(int), omp_default_mem_alloc);
     CHECK(z != NULL);
@@ -63,11 +68,14 @@ static void test_traits(void) {
     b = omp_alloc(100, dd);
     CHECK(b != NULL);
     omp_free(b, dd);
-    /* values a trait does not take: no allocator */
-    omp_alloctrait_t bad_align[] = {{omp_atk_alignment, 3}};
-    CHECK(omp_init_allocator(omp_default_mem_space, 1, bad_align) == omp_null_allocator);
-    omp_alloctrait_t bad_fb[] = {{omp_atk_fallback, omp_atv_blocked}};
-    CHECK(omp_init_allocator(omp_default_mem_space, 1, bad_fb) == omp_null_allocator);
+    /* values a trait does not take: no allocator (LLVM's libomp 14 stops
+     * the program at an assertion of its own instead) */
+    if (!omp_test_on_llvm_libomp()) {
+        omp_alloctrait_t bad_align[] = {{omp_atk_alignment, 3}};
+        CHECK(omp_init_allocator(omp_default_mem_space, 1, bad_align) == omp_null_allocator);
+        omp_alloctrait_t bad_fb[] = {{omp_atk_fallback, omp_atv_blocked}};
+        CHECK(omp_init_allocator(omp_default_mem_space, 1, bad_fb) == omp_null_allocator);
+    }
     /* pinned (the system libgomp of GCC 12 makes no such allocator) */
     omp_alloctrait_t pin[] = {{omp_atk_pinned, omp_atv_true}};
     omp_allocator_handle_t pa = omp_init_allocator(omp_default_mem_space, 1, pin);
@@ -124,11 +132,18 @@ static void test_allocate_clause(void) {
 }
 
 /* Zero bytes give no block; omp_realloc within one pool counts only the
- * growth, and with omp_null_allocator uses the block's allocator. */
+ * growth, and with omp_null_allocator uses the block's allocator. LLVM's
+ * libomp 14 takes the new block before it frees the old one, so that a
+ * pool must hold both (which OpenMP allows), and for omp_null_allocator
+ * allocates from def-allocator-var instead of the block's allocator
+ * (OpenMP 5.1, 3.13.9, asks for the block's): the pool's part is not run
+ * there. */
 static void test_zero_and_realloc(void) {
     CHECK(omp_alloc(0, omp_default_mem_alloc) == NULL);
     CHECK(omp_aligned_calloc(64, 0, 8, omp_default_mem_alloc) == NULL);
     CHECK(omp_realloc(NULL, 0, omp_default_mem_alloc, omp_null_allocator) == NULL);
+    if (omp_test_on_llvm_libomp())
+        return;
     omp_alloctrait_t pool[] = {{omp_atk_pool_size, 4096}, {omp_atk_fallback, omp_atv_null_fb}};
     omp_allocator_handle_t a = omp_init_allocator(omp_default_mem_space, 2, pool);
     CHECK(a != omp_null_allocator);

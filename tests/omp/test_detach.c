@@ -145,6 +145,12 @@ static void test_many(void) {
  * dependent task runs after that, and taskwait waits for it. (Outside any
  * region, and for an if(0) detached task, libgomp waits for the event at
  * once, so those are left out.) */
+#ifdef __clang__
+/* The detach clauses set ev and ev2 as their tasks are created; clang 14's
+ * -Wuninitialized does not know it and warns at the later tasks' uses. */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wuninitialized"
+#endif
 static void later_sibling_fulfils(int *r) {
     omp_event_handle_t ev, ev2;
     int dep = 0;
@@ -167,6 +173,9 @@ static void later_sibling_fulfils(int *r) {
 #pragma omp taskwait
     (void)dep;
 }
+#ifdef __clang__
+#pragma clang diagnostic pop
+#endif
 
 static void test_undeferred(void) {
     int r[5] = {0, 0, 0, 0, 0};
@@ -185,9 +194,16 @@ static void test_undeferred(void) {
 }
 
 int main(void) {
+    /* LLVM's libomp 14 stops at an assertion of its own when a team of one
+     * (a serialized region) has a detached task ("master_th->th.th_task_team
+     * == team->t.t_task_team[...]"; llvm-project issues 50602 and 69733):
+     * those cases run under libgomp and herd only. */
+    int team_of_one = !omp_test_on_llvm_libomp();
     for (int rep = 0; rep < 3; rep++) {
-        test_undeferred();
-        test_other_thread_depend(1);
+        if (team_of_one) {
+            test_undeferred();
+            test_other_thread_depend(1);
+        }
         test_other_thread_depend(2);
         test_sibling_and_depend();
         test_other_thread();

@@ -302,7 +302,9 @@ static void test_doacross(void) {
 }
 
 /* The worksharing memory GCC asks for (lastprivate(conditional:), scan):
- * results as a sequential run gives them. */
+ * results as a sequential run gives them. Not in clang builds, which get
+ * both wrong whatever the runtime (check_omp.h). */
+#if !defined(OMP_TEST_NO_SCAN) && !defined(OMP_TEST_NO_LASTPRIVATE_CONDITIONAL)
 static void test_conditional_and_scan(void) {
     enum { LEN = 3000 };
     static int a[LEN], incl[LEN], excl[LEN];
@@ -345,6 +347,7 @@ static void test_conditional_and_scan(void) {
     CHECK_EQ(s, run);
     CHECK_EQ(e, run);
 }
+#endif
 
 int main(void) {
     for (int rep = 0; rep < 3; rep++) {
@@ -354,7 +357,9 @@ int main(void) {
         test_nowait_collapse_reduction();
         test_sections();
         test_doacross();
+#if !defined(OMP_TEST_NO_SCAN) && !defined(OMP_TEST_NO_LASTPRIVATE_CONDITIONAL)
         test_conditional_and_scan();
+#endif
     }
     printf("omp loops: ok\n");
     return 0;

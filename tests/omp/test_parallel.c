@@ -134,13 +134,29 @@ static void test_threadprivate(void) {
     CHECK(ok);
 }
 
+/* The locks have the sizes the compiler's omp.h declares (libgomp's, for
+ * gcc: 4 and 16 bytes on x86-64; LLVM's, for clang: a pointer each), and
+ * the library writes nothing past them: it keeps to the layout of the ABI
+ * the program was built for. */
 static void test_locks(void) {
-    omp_lock_t l;
-    omp_nest_lock_t nl;
-    CHECK_EQ(sizeof l, 4);
-    CHECK_EQ(sizeof nl, 16);
-    omp_init_lock(&l);
-    omp_init_nest_lock(&nl);
+    struct {
+        omp_lock_t l;
+        unsigned char after_l[64];
+        omp_nest_lock_t nl;
+        unsigned char after_nl[64];
+    } m;
+    memset(&m, 0xa5, sizeof m);
+#ifdef KMP_VERSION_MAJOR /* LLVM's omp.h */
+    CHECK_EQ(sizeof m.l, sizeof(void *));
+    CHECK_EQ(sizeof m.nl, sizeof(void *));
+#else
+    CHECK_EQ(sizeof m.l, 4);
+    CHECK_EQ(sizeof m.nl, 16);
+#endif
+    omp_lock_t *l = &m.l;
+    omp_nest_lock_t *nl = &m.nl;
+    omp_init_lock(l);
+    omp_init_nest_lock(nl);
     long count = 0, ncount = 0;
     int n = 0;
 #pragma omp parallel
@@ -148,25 +164,29 @@ static void test_locks(void) {
 #pragma omp single
         n = omp_get_num_threads();
         for (int i = 0; i < 500; i++) {
-            omp_set_lock(&l);
+            omp_set_lock(l);
             count++;
-            omp_unset_lock(&l);
-            omp_set_nest_lock(&nl);
-            omp_set_nest_lock(&nl);
-            CHECK(omp_test_nest_lock(&nl) == 3);
+            omp_unset_lock(l);
+            omp_set_nest_lock(nl);
+            omp_set_nest_lock(nl);
+            CHECK(omp_test_nest_lock(nl) == 3);
             ncount++;
-            omp_unset_nest_lock(&nl);
-            omp_unset_nest_lock(&nl);
-            omp_unset_nest_lock(&nl);
+            omp_unset_nest_lock(nl);
+            omp_unset_nest_lock(nl);
+            omp_unset_nest_lock(nl);
         }
     }
     CHECK_EQ(count, 500L * n);
     CHECK_EQ(ncount, 500L * n);
-    CHECK(omp_test_lock(&l));
-    CHECK(!omp_test_lock(&l));
-    omp_unset_lock(&l);
-    omp_destroy_lock(&l);
-    omp_destroy_nest_lock(&nl);
+    CHECK(omp_test_lock(l));
+    CHECK(!omp_test_lock(l));
+    omp_unset_lock(l);
+    omp_destroy_lock(l);
+    omp_destroy_nest_lock(nl);
+    for (size_t i = 0; i < sizeof m.after_l; i++) {
+        CHECK_EQ(m.after_l[i], 0xa5);
+        CHECK_EQ(m.after_nl[i], 0xa5);
+    }
 }
 
 static void test_nested(void) {

@@ -2,7 +2,12 @@
  * end, a program may fork() and the child runs regions of its own, and the
  * next region of the parent starts the runtime again (OpenMP 5.0). A
  * paused runtime's threads are new ones: their threadprivate data starts
- * afresh (libgomp's pause-2 checks the same). */
+ * afresh (libgomp's pause-2 checks the same). OpenMP 5.1 (3.6.1) lets a
+ * soft pause keep threadprivate data or discard it: LLVM's libomp 14 keeps
+ * its threads and their data, so that check is not made there; and its
+ * next region after a hard pause stops the program ("Thread identifier
+ * invalid", or an assertion in a forked child: llvm-project issue 154201),
+ * so the rounds pause soft there. */
 #include "check_omp.h"
 
 #include <signal.h>
@@ -32,9 +37,11 @@ int main(void) {
 #pragma omp parallel num_threads(2) reduction(+ : stale)
     if (omp_get_thread_num() != 0 && tp != 128)
         stale++; /* a thread of before the pause */
-    CHECK_EQ(stale, 0);
+    if (!omp_test_on_llvm_libomp())
+        CHECK_EQ(stale, 0);
+    omp_pause_resource_t kind = omp_test_on_llvm_libomp() ? omp_pause_soft : omp_pause_hard;
     for (int round = 0; round < 3; round++) {
-        CHECK_EQ(omp_pause_resource_all(omp_pause_hard), 0);
+        CHECK_EQ(omp_pause_resource_all(kind), 0);
         fflush(NULL);
         pid_t pid = fork();
         CHECK(pid >= 0);

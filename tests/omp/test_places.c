@@ -4,7 +4,10 @@
  * process may run on. Each case runs this program again (the library reads
  * OMP_PLACES when it loads) with the list built on the first two allowed
  * CPUs a and b, and compares what the child prints. A malformed list is
- * checked by omp.places.malformed (tests/omp/CMakeLists.txt). */
+ * checked by omp.places.malformed (tests/omp/CMakeLists.txt). LLVM's
+ * libomp 14 does not take the exclusion operator ! (OMP_PLACES={0,!1,1}
+ * is a syntax error there, {0},{1},!{0} gives three places), so those two
+ * cases are not run there. */
 #include "check_omp.h"
 
 #include <sched.h>
@@ -86,6 +89,8 @@ int main(int argc, char **argv) {
         snprintf(pl, sizeof pl, "{%d:2:%d}", a, b - a); /* resource interval */
         snprintf(want, sizeof want, "1: {%d,%d}\n", a, b);
         expect(self, pl, want);
+    }
+    if (b >= 0 && !omp_test_on_llvm_libomp()) {
         snprintf(pl, sizeof pl, "{%d,!%d,%d}", a, b, b); /* excluded, wherever it comes */
         snprintf(want, sizeof want, "1: {%d}\n", a);
         expect(self, pl, want);

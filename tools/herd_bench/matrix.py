@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional, TextIO
 
 from .counters import run_counters
 from .runner import describe_rc, git_commit, herd_message, loadavg, machine
-from .suite import Cell, Command, Paths, command
+from .suite import Cell, Command, Paths, command, libomp_links
 
 CLEAR = "\r\033[K"  # back to the line's start and erase it
 CSV_FIELDS = ("kernel", "variant", "input", "runtime", "sched", "threads", "rep", "ok",
@@ -133,7 +133,7 @@ def run_matrix(cells: list[Cell], reps: int, paths: Paths, *, timeout: float, se
     records: list[dict[str, Any]] = []
     todo: list[tuple[Cell, int]] = []
     for c in cells:
-        ok, why = paths.available(c.runtime)
+        ok, why = paths.available(c.runtime, c.kernel)
         if ok:
             todo.extend((c, r) for r in range(reps))
         else:
@@ -144,11 +144,7 @@ def run_matrix(cells: list[Cell], reps: int, paths: Paths, *, timeout: float, se
     tty = progress.isatty()
     with tempfile.TemporaryDirectory(prefix="herd-bench-") as tmpname:
         tmp = Path(tmpname)
-        libomp_dir = None
-        if paths.libomp is not None:
-            libomp_dir = tmp / "libomp"
-            libomp_dir.mkdir()
-            (libomp_dir / "libgomp.so.1").symlink_to(paths.libomp)
+        libomp_dir = libomp_links(tmp, paths)
         for done, (c, rep) in enumerate(todo):
             elapsed = clock() - t_start
             eta = elapsed / done * (len(todo) - done) if done else 0.0
@@ -204,7 +200,7 @@ def results_doc(cells: list[Cell], records: list[dict[str, Any]], *, suite: str,
             "git": git_commit(repo), "machine": machine_start or machine(), "loadavg_finished": loadavg(),
             "topology": topology_text(herd_exe), "env": environment(),
             "paths": {"bench": str(paths.bench), "herd_omp": str(paths.herd_omp or ""),
-                      "libomp": str(paths.libomp or "")},
+                      "herd_kmp": str(paths.herd_kmp or ""), "libomp": str(paths.libomp or "")},
             "runtimes": {rt: {"available": paths.available(rt)[0],
                               "why": paths.available(rt)[1]}
                          for rt in sorted({c.runtime for c in cells})},

@@ -157,7 +157,8 @@ def steals(res: Results) -> list[tuple[str, ...]]:
     """Per kernel and herd runtime/scheduler at the largest thread count:
     medians over the runs of steals, remote steals, failed steals (Table 4)."""
     t = res.max_threads
-    rts = [rt for rt in res.parallel_rts() if rt.startswith(("herd:", "herd-omp:"))]
+    rts = [rt for rt in res.parallel_rts()
+           if rt.startswith(("herd:", "herd-omp:", "clang-herd-omp:"))]
     rows: list[tuple[str, ...]] = [("kernel", "input", "runtime", "steals", "remote", "failed")]
     for kk in res.kernel_order:
         for rt in rts:
@@ -208,9 +209,12 @@ def speedup_figures(res: Results, outdir: Path) -> list[Path]:
                 elif p.median and base:
                     xs.append(t)
                     ys.append(base / p.median)
-            style = "--" if rt.startswith("herd") else "-"
+            # herd's rows dashed, the clang twins' rows with square markers.
+            style = "--" if "herd" in rt else "-"
+            marker = "s" if rt.startswith("clang-") else "o"
             if xs:
-                ax.plot(xs, ys, style, marker="o", label=rt, color=plt.get_cmap("tab20")(j % 20))
+                ax.plot(xs, ys, style, marker=marker, label=rt,
+                        color=plt.get_cmap("tab20")(j % 20))
                 drew = True
             if fails:
                 ax.plot(fails, [0] * len(fails), "x", color="red", clip_on=False,
@@ -252,8 +256,10 @@ def header(res: Results) -> list[str]:
         if not info.get("available"):
             lines.append(f"- runtime `{rt}`: {info.get('why')}")
     lines.append("- `serial` is each OpenMP kernel's sequential twin; `herd:S` is herd's native "
-                 "version under HERD_SCHED=S; `herd-omp:S` the OpenMP binary on herd's "
-                 "libgomp.so.1; `n/a`: no version of that kernel for that runtime")
+                 "version under HERD_SCHED=S; `libgomp`, `libomp` and `herd-omp:S` run the gcc "
+                 "binary (GOMP_* ABI), `herd-omp:S` on herd's libgomp.so.1; `clang-libomp` and "
+                 "`clang-herd-omp:S` run its clang twin (__kmpc_* ABI) on libomp.so.5 and on "
+                 "herd's libomp.so.5; `n/a`: no version of that kernel for that runtime")
     return lines
 
 

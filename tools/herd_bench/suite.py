@@ -12,12 +12,21 @@ A *kernel* here is one kernel variant at one input, e.g. `fib/cutoff` at
                the file that provides omp_get_num_threads, and a run that did
                not get libomp is a failure, never a silent libgomp run)
   herd-omp:S   the same binary on herd's lib/herd/libgomp.so.1 under HERD_SCHED=S
+  clang-libomp the kernel's clang twin (omp_<kernel>_clang: clang -fopenmp,
+               LLVM's __kmpc_* ABI) on libomp.so.5 itself, the runtime clang
+               users get by default; the same libomp file as the libomp row
+               (a folder whose libomp.so.5 links to it goes first on
+               LD_LIBRARY_PATH), so the two libomp rows differ by ABI only
+  clang-herd-omp:S
+               the clang twin on herd's lib/herd/libomp.so.5 under HERD_SCHED=S
   herd:S       herd's native kernel (bench/*.c) under HERD_SCHED=S
   tbb          the oneTBB peer (bench/tbb), for fib and sort
 
-A runtime the build or the machine lacks (libomp.so.5 absent, herd-omp or
-tbb not built, no native version of a kernel) is a *not built* cell: shown
-in every table, never silently missing.
+Every OpenMP run must report the library it was meant to run on (the kernel
+prints the file that provides omp_get_num_threads); another one is a failed
+run. A runtime the build or the machine lacks (libomp.so.5 absent, herd-omp,
+the clang twins or tbb not built, no native version of a kernel) is a *not
+built* cell: shown in every table, never silently missing.
 
 Everything here is a pure function of its arguments, so the tests expand
 matrices without running anything.
@@ -60,7 +69,10 @@ SORT_N = (1 << 20, 16 << 20, 128 << 20)
 SORT_CUTOFF = 32768  # bench_sort's default --cutoff as well
 UTS_TREE = ("T1", "T3", "T1L")
 
-RUNTIME_KINDS = ("serial", "libgomp", "libomp", "herd-omp", "herd", "tbb")
+RUNTIME_KINDS = ("serial", "libgomp", "libomp", "herd-omp", "clang-libomp", "clang-herd-omp",
+                 "herd", "tbb")
+SCHED_KINDS = ("herd-omp", "clang-herd-omp", "herd")  # the runtimes that take HERD_SCHED
+CLANG_KINDS = ("clang-libomp", "clang-herd-omp")  # run the clang twins (omp_<kernel>_clang)
 DEFAULT_SCHEDS = ("auto", "ws", "mts")
 
 
@@ -71,8 +83,8 @@ class Cell:
     kernel: str
     variant: str
     input: str
-    runtime: str  # serial, libgomp, libomp, herd-omp, herd, tbb
-    sched: Optional[str]  # HERD_SCHED for herd-omp and herd
+    runtime: str  # one of RUNTIME_KINDS
+    sched: Optional[str]  # HERD_SCHED for herd-omp, clang-herd-omp and herd
     threads: int  # 0 for serial
 
     @property
@@ -104,18 +116,44 @@ class Paths:
     """Where the binaries and libraries are; None: not there."""
 
     bench: Path  # the build's bench/ folder
-    herd_omp: Optional[Path] = None  # lib/herd/libgomp.so.1
+    herd_omp: Optional[Path] = None  # lib/herd/libgomp.so.1 (the libgomp ABI)
     libomp: Optional[Path] = None  # libomp.so.5
+    herd_kmp: Optional[Path] = None  # lib/herd/libomp.so.5 (the __kmpc_* ABI)
 
-    def available(self, runtime: str) -> tuple[bool, str]:
-        """Whether a runtime can run at all, and if not, why (for its row)."""
-        if runtime == "libomp" and self.libomp is None:
+    def available(self, runtime: str, kernel: Optional[str] = None) -> tuple[bool, str]:
+        """Whether a runtime can run at all (for kernel: that kernel), and if
+        not, why (for its row)."""
+        if runtime in ("libomp", "clang-libomp") and self.libomp is None:
             return False, "not found: no libomp.so.5 (Debian: libomp-dev), or pass --libomp"
         if runtime == "herd-omp" and self.herd_omp is None:
             return False, "not built: no lib/herd/libgomp.so.1 in this build"
+        if runtime == "clang-herd-omp" and self.herd_kmp is None:
+            return False, "not built: no lib/herd/libomp.so.5 in this build"
+        if runtime in CLANG_KINDS and not self.clang_twin(kernel):
+            return False, ("not built: no clang twins (bench/omp/omp_<kernel>_clang) in this "
+                           "build: configure found no clang that builds OpenMP programs "
+                           "(clang, libomp-dev), or HERD_BENCH_CLANG=OFF")
         if runtime == "tbb" and not (self.bench / "tbb" / "tbb_fib").exists():
             return False, "not built: oneTBB was not found at configure time (libtbb-dev)"
         return True, ""
+
+    def clang_twin(self, kernel: Optional[str]) -> bool:
+        """Whether the clang twin of kernel (None: of any kernel) is built."""
+        if kernel is not None:
+            return (self.bench / "omp" / f"omp_{kernel}_clang").exists()
+        return any((self.bench / "omp").glob("omp_*_clang"))
+
+
+def find_paths(build: Path, herd_omp: Optional[Path] = None,
+               libomp: Optional[Path] = None) -> Paths:
+    """A build's runtimes: herd's two drop-ins (herd_omp, default
+    BUILD/lib/herd/libgomp.so.1, and libomp.so.5 beside it) and LLVM's
+    libomp.so.5 (default find_libomp()); None where a file is absent."""
+    gomp = herd_omp or build / "lib" / "herd" / "libgomp.so.1"
+    kmp = gomp.parent / "libomp.so.5"
+    lo = libomp or find_libomp()
+    return Paths(build / "bench", gomp if gomp.exists() else None,
+                 lo if lo and lo.exists() else None, kmp if kmp.exists() else None)
 
 
 def find_libomp() -> Optional[Path]:
@@ -231,18 +269,48 @@ def command(cell: Cell, paths: Paths, libomp_dir: Optional[Path]) -> Command:
             "--variant", cell.variant, "--reps", "1"]
     if cell.runtime == "serial":
         return Command(argv + ["--seq"])
+    env, expect_lib = omp_env(cell.runtime, cell.sched, cell.threads, paths, libomp_dir)
+    if cell.runtime in CLANG_KINDS:
+        argv[0] += "_clang"
+    return Command(argv, env, expect_lib=expect_lib,
+                   stats=cell.runtime in ("herd-omp", "clang-herd-omp"))
+
+
+def omp_env(runtime: str, sched: Optional[str], threads: int, paths: Paths,
+            libomp_dir: Optional[Path]) -> tuple[dict[str, str], Optional[Path]]:
+    """How an OpenMP binary runs on runtime (libgomp, libomp and herd-omp for
+    the gcc binaries, clang-libomp and clang-herd-omp for their clang twins):
+    its environment and the library it must report (None: the binary's own).
+    libomp_dir is libomp_links()'s folder. `herd bench` and `herd bench epcc`
+    both run their OpenMP binaries through here."""
     # OMP_PROC_BIND stays unset: each runtime's own default placement is what we compare.
-    env = {"OMP_NUM_THREADS": t}
-    if cell.runtime == "libgomp":
-        return Command(argv, env)
-    if cell.runtime == "libomp":
+    env = {"OMP_NUM_THREADS": str(threads)}
+    if runtime == "libgomp":
+        return env, None
+    if runtime in ("libomp", "clang-libomp"):
         assert libomp_dir is not None and paths.libomp is not None
         env["LD_LIBRARY_PATH"] = _prepend(str(libomp_dir))
-        return Command(argv, env, expect_lib=paths.libomp)
-    assert cell.runtime == "herd-omp" and paths.herd_omp is not None
-    env["LD_LIBRARY_PATH"] = _prepend(str(paths.herd_omp.parent))
-    env["HERD_SCHED"] = cell.sched or "auto"
-    return Command(argv, env, expect_lib=paths.herd_omp, stats=True)
+        return env, paths.libomp
+    lib = paths.herd_omp if runtime == "herd-omp" else paths.herd_kmp
+    assert runtime in ("herd-omp", "clang-herd-omp") and lib is not None
+    env["LD_LIBRARY_PATH"] = _prepend(str(lib.parent))
+    env["HERD_SCHED"] = sched or "auto"
+    return env, lib
+
+
+def libomp_links(tmp: Path, paths: Paths) -> Optional[Path]:
+    """A folder in tmp whose libgomp.so.1 (what gcc binaries load) and
+    libomp.so.5 (what clang binaries load) both link to paths.libomp; first
+    on LD_LIBRARY_PATH, it puts either binary on that libomp and nothing
+    else. None without a libomp."""
+    if paths.libomp is None:
+        return None
+    d = tmp / "libomp"
+    d.mkdir(exist_ok=True)
+    for name in ("libgomp.so.1", "libomp.so.5"):
+        (d / name).unlink(missing_ok=True)
+        (d / name).symlink_to(paths.libomp)
+    return d
 
 
 def _prepend(d: str) -> str:
@@ -263,6 +331,9 @@ class Selection:
     # quick runs the first (auto) at every count and the others where the
     # comparison is read, at all PUs, so herd-omp's rows fit its budget.
     side_threads: Optional[tuple[int, ...]] = None
+    # clang-herd-omp under the first scheduler only (quick: the ABI
+    # comparison is read at auto; the scheduler comparison on the gcc rows).
+    clang_first_sched: bool = False
 
 
 def suite(name: str, nproc: int) -> Selection:
@@ -270,12 +341,14 @@ def suite(name: str, nproc: int) -> Selection:
     main command; sized for well under 10 minutes on 2 cores with herd-omp),
     all runtimes, 1 and all threads, 2 repetitions (the least that gives a
     spread), herd and herd-omp under auto at 1 and all threads and under ws
-    and mts (paper 000's pair) at all threads. full: medium and large, 1, 2,
-    4, ... up to all threads, 5 repetitions, every scheduler at every count."""
+    and mts (paper 000's pair) at all threads, clang-herd-omp under auto
+    only. full: medium and large, 1, 2, 4, ... up to all threads, 5
+    repetitions, every scheduler at every count, clang-herd-omp included."""
     kv = tuple((k, v) for k in KERNELS for v in VARIANTS[k])
     if name == "quick":
         return Selection(tuple((k, v, "medium") for k, v in kv), RUNTIME_KINDS, DEFAULT_SCHEDS,
-                         tuple(sorted({1, nproc})), 2, side_threads=(nproc,))
+                         tuple(sorted({1, nproc})), 2, side_threads=(nproc,),
+                         clang_first_sched=True)
     if name == "full":
         ts = sorted({1, nproc} | {2 ** k for k in range(1, 12) if 2 ** k < nproc})
         return Selection(tuple((k, v, i) for k, v in kv for i in ("medium", "large")),
@@ -295,7 +368,9 @@ def expand(sel: Selection) -> list[Cell]:
             if rt == "serial":
                 cells.append(Cell(k, v, inp, "serial", None, 0))
                 continue
-            scheds = sel.scheds if rt in ("herd", "herd-omp") else (None,)
+            scheds = sel.scheds if rt in SCHED_KINDS else (None,)
+            if rt == "clang-herd-omp" and sel.clang_first_sched:
+                scheds = scheds[:1]
             for s in scheds:
                 side = s is not None and s != scheds[0] and sel.side_threads is not None
                 for t in (sel.side_threads if side else sel.threads):

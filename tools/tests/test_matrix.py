@@ -19,8 +19,8 @@ from herd_bench import __main__ as entry  # noqa: E402
 from herd_bench.matrix import judge, run_matrix, write_results  # noqa: E402
 from herd_bench.paper import Results, load, steals, table2, variability, write_report  # noqa: E402
 from herd_bench.suite import (VARIANTS, Cell, Command, Paths, Selection, command,  # noqa: E402
-                              expand, input_mismatches, parse_kernels, published_inputs,
-                              suite)
+                              expand, input_mismatches, libomp_links, parse_kernels,
+                              published_inputs, suite)
 from herd_bench.timeline import parse as parse_trace  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -62,11 +62,18 @@ def test_quick_suite_expansion() -> None:
                                                    ("mts", 2)}
     assert {(c.sched, c.threads) for c in cells if c.runtime == "herd"} == {
         ("auto", 1), ("auto", 2), ("ws", 2), ("mts", 2)}
+    # The clang twins: every kernel on libomp, and on herd under auto only.
+    assert {(c.sched, c.threads) for c in cells if c.runtime == "clang-libomp"} == {
+        (None, 1), (None, 2)}
+    kmp = [c for c in cells if c.runtime == "clang-herd-omp"]
+    assert len(kmp) == 14 * 2 and {(c.sched, c.threads) for c in kmp} == {("auto", 1),
+                                                                          ("auto", 2)}
     assert len(cells) == len(set(cells))
-    # full: every scheduler at every thread count.
+    # full: every scheduler at every thread count, for both ABIs.
     full = expand(suite("full", 4))
     omp_full = [c for c in full if c.runtime == "herd-omp"]
     assert len(omp_full) == 14 * 2 * 8 * 3  # variants x inputs x schedulers x (1, 2, 4)
+    assert len([c for c in full if c.runtime == "clang-herd-omp"]) == len(omp_full)
 
 
 def test_chosen_threads_apply_to_every_scheduler() -> None:
@@ -77,6 +84,19 @@ def test_chosen_threads_apply_to_every_scheduler() -> None:
     args = ap.parse_args(["--kernels", "fib"])
     _, sel = entry.selection(args, ap)
     assert sel.side_threads == (entry._nproc(),)
+    assert sel.clang_first_sched  # the quick suite's clang-herd-omp: auto only
+
+
+def test_chosen_scheds_apply_to_clang_herd_omp() -> None:
+    ap = entry.bench_parser()
+    args = ap.parse_args(["--kernels", "fib/cutoff", "--runtimes", "clang-herd-omp",
+                          "--scheds", "ws,mts", "--threads", "2"])
+    _, sel = entry.selection(args, ap)
+    assert not sel.clang_first_sched
+    assert {(c.rt, c.threads) for c in expand(sel)} == {("clang-herd-omp:ws", 2),
+                                                        ("clang-herd-omp:mts", 2)}
+    with pytest.raises(SystemExit):
+        entry.selection(ap.parse_args(["--runtimes", "clang"]), ap)
 
 
 def test_single_thread_count_on_one_pu() -> None:
@@ -86,7 +106,8 @@ def test_single_thread_count_on_one_pu() -> None:
 
 def test_commands_per_runtime(tmp_path: Path) -> None:
     paths = Paths(tmp_path, herd_omp=tmp_path / "lib/herd/libgomp.so.1",
-                  libomp=Path("/usr/lib/llvm-14/lib/libomp.so.5"))
+                  libomp=Path("/usr/lib/llvm-14/lib/libomp.so.5"),
+                  herd_kmp=tmp_path / "lib/herd/libomp.so.5")
     libdir = tmp_path / "libomp"
     ser = command(Cell("fib", "cutoff", "small", "serial", None, 0), paths, libdir)
     assert ser.argv[-1] == "--seq" and "OMP_NUM_THREADS" not in ser.env
@@ -97,6 +118,14 @@ def test_commands_per_runtime(tmp_path: Path) -> None:
     ho = command(Cell("sort", "mergesort", "small", "herd-omp", "mts", 2), paths, libdir)
     assert ho.env["HERD_SCHED"] == "mts" and ho.stats
     assert ho.env["LD_LIBRARY_PATH"].split(":")[0] == str(tmp_path / "lib/herd")
+    assert ho.argv[0] == str(tmp_path / "omp" / "omp_sort") and ho.expect_lib == paths.herd_omp
+    # The clang twins: the same arguments, the _clang binary, libomp.so.5 of each runtime.
+    cl = command(Cell("fib", "cutoff", "small", "clang-libomp", None, 2), paths, libdir)
+    assert cl.argv[0] == str(tmp_path / "omp" / "omp_fib_clang") and cl.argv[1:] == lo.argv[1:]
+    assert cl.env == lo.env and cl.expect_lib == paths.libomp and not cl.stats
+    ck = command(Cell("sort", "mergesort", "small", "clang-herd-omp", "mts", 2), paths, libdir)
+    assert ck.argv[0] == str(tmp_path / "omp" / "omp_sort_clang") and ck.argv[1:] == ho.argv[1:]
+    assert ck.env == ho.env and ck.stats and ck.expect_lib == tmp_path / "lib/herd/libomp.so.5"
     nat = command(Cell("nqueens", "nocutoff", "medium", "herd", "ws", 2), paths, libdir)
     assert nat.argv[0].endswith("bench_nqueens")
     assert nat.argv[1:5] == ["--n", "12", "--cutoff", "12"]  # no cut-off: every row a task
@@ -144,6 +173,31 @@ def test_judge_accepts_a_good_run(tmp_path: Path) -> None:
     assert err == "" and secs == 0.5 and rec is not None
 
 
+def test_libomp_links_serve_both_abis(tmp_path: Path) -> None:
+    lib = tmp_path / "libomp.so.5"
+    lib.write_text("")
+    d = libomp_links(tmp_path, Paths(tmp_path, libomp=lib))
+    assert d is not None
+    assert (d / "libgomp.so.1").resolve() == lib and (d / "libomp.so.5").resolve() == lib
+    assert libomp_links(tmp_path / "x", Paths(tmp_path)) is None
+
+
+def test_clang_rows_not_built_without_twins(tmp_path: Path) -> None:
+    (tmp_path / "omp").mkdir()
+    lib = tmp_path / "libomp.so.5"
+    lib.write_text("")
+    paths = Paths(tmp_path, herd_omp=lib, libomp=lib, herd_kmp=lib)
+    for rt in ("clang-libomp", "clang-herd-omp"):
+        ok, why = paths.available(rt)
+        assert not ok and why.startswith("not built") and "clang" in why
+    (tmp_path / "omp" / "omp_fib_clang").write_text("")
+    assert paths.available("clang-libomp") == (True, "")
+    assert paths.available("clang-herd-omp", "fib") == (True, "")
+    assert not paths.available("clang-herd-omp", "uts")[0]  # that kernel's twin is missing
+    ok, why = Paths(tmp_path, libomp=lib).available("clang-herd-omp", "fib")
+    assert not ok and "lib/herd/libomp.so.5" in why
+
+
 @pytest.mark.parametrize("rc,out,err_part", [
     (0, line(verified=False), "verification failed"),
     (1, line(verified=False), "exit 1, verification failed"),
@@ -162,21 +216,29 @@ def test_judge_failures(tmp_path: Path, rc: int, out: str, err_part: str) -> Non
 # ------------------------------------------------- a run with fake kernels
 
 FAKE = """#!/bin/sh
-# A fake OpenMP kernel: prints what a real one prints; $VERDICT decides.
+# A fake OpenMP kernel: prints what a real one prints; $VERDICT decides. It
+# reports the library it would load from the first LD_LIBRARY_PATH folder
+# (@LIB@: libgomp.so.1 for a gcc binary, libomp.so.5 for a clang twin).
 seq=0; for a in "$@"; do [ "$a" = --seq ] && seq=1; done
 w=${OMP_NUM_THREADS:-0}; [ $seq = 1 ] && w=0
-lib="${LD_LIBRARY_PATH%%:*}/libgomp.so.1"
+lib="${LD_LIBRARY_PATH%%:*}/@LIB@"
 echo '{"kernel":"k","workers":'$w',"omp_lib":"'$lib'","seconds":0.25,"verified":VERDICT}'
 """
 
 
+def fake(path: Path, verdict: str = "true", lib: str = "libgomp.so.1") -> None:
+    path.write_text(FAKE.replace("VERDICT", verdict).replace("@LIB@", lib))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
 def make_bench(tmp: Path) -> Paths:
+    """Fake gcc kernels fib (good) and nqueens (wrong result), and a clang twin
+    of fib only."""
     omp = tmp / "bench" / "omp"
     omp.mkdir(parents=True)
     for k, verdict in (("fib", "true"), ("nqueens", "false")):
-        f = omp / f"omp_{k}"
-        f.write_text(FAKE.replace("VERDICT", verdict))
-        f.chmod(f.stat().st_mode | stat.S_IEXEC)
+        fake(omp / f"omp_{k}", verdict)
+    fake(omp / "omp_fib_clang", lib="libomp.so.5")
     libomp = tmp / "libomp.so.5"
     libomp.write_text("")
     return Paths(tmp / "bench", herd_omp=None, libomp=libomp)
@@ -185,23 +247,29 @@ def make_bench(tmp: Path) -> Paths:
 def test_run_matrix_records_failures_and_not_built(tmp_path: Path) -> None:
     paths = make_bench(tmp_path)
     sel = Selection(parse_kernels("fib/cutoff,nqueens/cutoff", "small"),
-                    ("serial", "libgomp", "libomp", "herd-omp"), ("ws",), (1, 2), 2)
+                    ("serial", "libgomp", "libomp", "herd-omp", "clang-libomp",
+                     "clang-herd-omp"), ("ws",), (1, 2), 2)
     cells = expand(sel)
     progress = io.StringIO()
     recs = run_matrix(cells, 2, paths, timeout=20, seed=3, progress=progress)
     by = {}
     for r in recs:
         by.setdefault((r["kernel"], r["runtime"], r["threads"]), []).append(r)
-    # fib: everything good, libomp included (the fake reports the libomp folder's link).
-    assert all(r["ok"] for k, v in by.items() if k[0] == "fib" and k[1] != "herd-omp"
+    # fib: everything good, both libomp rows included (the fake reports the
+    # libomp folder's link of its ABI: libgomp.so.1, or libomp.so.5 for the twin).
+    herdless = ("herd-omp", "clang-herd-omp")
+    assert all(r["ok"] for k, v in by.items() if k[0] == "fib" and k[1] not in herdless
                for r in v)
-    assert len(by[("fib", "libomp", 2)]) == 2
-    # nqueens: every run fails verification, and says so.
+    assert len(by[("fib", "libomp", 2)]) == 2 and len(by[("fib", "clang-libomp", 2)]) == 2
+    # nqueens: every run fails verification, and says so; it has no clang twin.
     assert all(not r["ok"] and r["error"] == "verification failed"
-               for k, v in by.items() if k[0] == "nqueens" and k[1] != "herd-omp" for r in v)
-    # herd-omp is not built: one visible record per cell, never run.
-    nb = [r for r in recs if r["runtime"] == "herd-omp"]
-    assert len(nb) == 4 and all(r["status"] == "not built" for r in nb)
+               for k, v in by.items() if k[0] == "nqueens" and k[1] in ("libgomp", "libomp")
+               for r in v)
+    assert all(r["status"] == "not built" for r in by[("nqueens", "clang-libomp", 2)])
+    # herd-omp (both ABIs) is not built: one visible record per cell, never run.
+    for rt in herdless:
+        nb = [r for r in recs if r["runtime"] == rt]
+        assert len(nb) == 4 and all(r["status"] == "not built" for r in nb)
     assert "left" in progress.getvalue() and "ETA" in progress.getvalue()
     # The report shows all of it.
     doc = {"format": "herd-bench-matrix/1", "suite": "custom", "reps": 2, "seed": 3,
@@ -213,6 +281,30 @@ def test_run_matrix_records_failures_and_not_built(tmp_path: Path) -> None:
     report = md.read_text()
     assert "nqueens/cutoff" in report and "FAILED" in report and "not built" in report
     assert "verification failed" in report  # the Failures section gives the reason
+    head = [ln for ln in report.splitlines() if ln.startswith("| kernel |")][0]
+    assert "| herd-omp:ws | clang-libomp | clang-herd-omp:ws |" in head  # beside the gcc rows
+
+
+def test_clang_run_on_the_wrong_library_fails(tmp_path: Path) -> None:
+    """A clang twin that did not get the libomp.so.5 it asked for (here: one
+    that reports another file, as the system libgomp) is a failed run, never
+    a silent one."""
+    paths = make_bench(tmp_path)
+    other = tmp_path / "libgomp.so.1"
+    other.write_text("")
+    twin = paths.bench / "omp" / "omp_fib_clang"
+    twin.write_text(twin.read_text().replace('"${LD_LIBRARY_PATH%%:*}/libomp.so.5"',
+                                             f'"{other}"'))
+    kmp = tmp_path / "herd" / "libomp.so.5"
+    kmp.parent.mkdir()
+    kmp.write_text("")
+    paths.herd_kmp = kmp
+    cells = expand(Selection(parse_kernels("fib/cutoff", "small"),
+                             ("clang-libomp", "clang-herd-omp"), ("auto",), (2,), 1))
+    recs = run_matrix(cells, 1, paths, timeout=20, seed=1, progress=io.StringIO())
+    assert len(recs) == 2 and not any(r["ok"] for r in recs)
+    assert all(r["error"].startswith("ran on ") and "libgomp.so.1, not " in r["error"]
+               for r in recs)
 
 
 # ------------------------------------------------- report from a recording

@@ -76,7 +76,7 @@ def test_bench_multiprog_dispatch_and_dry_run(tmp_path, capsys):
     (build / "bench").mkdir(parents=True)
     exe = build / "herd"
     assert entry._subcommand(["--herd-exe", str(exe), "multiprog", "--reps", "1"]) == (
-        exe, ["--reps", "1"])
+        "multiprog", exe, ["--reps", "1"])
     assert entry._subcommand(["--herd-exe", str(exe), "--suite", "quick"]) is None
     rc = entry.main(["bench", "--herd-exe", str(exe), "multiprog", "--dry-run",
                      "--scenarios", "3", "--policies", "none,xll", "--reps", "2"])

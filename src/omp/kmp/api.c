@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <stdio.h>
 #include <strings.h>
 
 /* ------------------------------------------------------- allocator handles */
@@ -102,6 +104,45 @@ KMP_API int omp_control_tool(int command, int modifier, void *arg) {
     return -2;
 }
 
+/* ------------------------------------------------------------- ompc_* */
+
+/* LLVM's omp.h renames four affinity routines to ompc_* (#define), and
+ * libomp keeps ompc_ forms of a few others: the same routines. */
+void omp_set_affinity_format(const char *format);
+size_t omp_get_affinity_format(char *buffer, size_t size);
+void omp_display_affinity(const char *format);
+size_t omp_capture_affinity(char *buffer, size_t size, const char *format);
+int omp_get_ancestor_thread_num(int level);
+int omp_get_team_size(int level);
+void omp_set_dynamic(int d);
+void omp_set_max_active_levels(int n);
+void omp_set_nested(int n);
+void omp_set_num_threads(int n);
+void omp_set_schedule(int kind, int chunk);
+
+KMP_API void ompc_set_affinity_format(const char *format) {
+    herd__kmp_seen();
+    omp_set_affinity_format(format);
+}
+KMP_API size_t ompc_get_affinity_format(char *buffer, size_t size) {
+    return omp_get_affinity_format(buffer, size);
+}
+KMP_API void ompc_display_affinity(const char *format) {
+    herd__kmp_seen();
+    omp_display_affinity(format);
+}
+KMP_API size_t ompc_capture_affinity(char *buffer, size_t size, const char *format) {
+    herd__kmp_seen();
+    return omp_capture_affinity(buffer, size, format);
+}
+KMP_API int ompc_get_ancestor_thread_num(int level) { return omp_get_ancestor_thread_num(level); }
+KMP_API int ompc_get_team_size(int level) { return omp_get_team_size(level); }
+KMP_API void ompc_set_dynamic(int d) { omp_set_dynamic(d); }
+KMP_API void ompc_set_max_active_levels(int n) { omp_set_max_active_levels(n); }
+KMP_API void ompc_set_nested(int n) { omp_set_nested(n); }
+KMP_API void ompc_set_num_threads(int n) { omp_set_num_threads(n); }
+KMP_API void ompc_set_schedule(int kind, int chunk) { omp_set_schedule(kind, chunk); }
+
 /* -------------------------------------------------------- kmp_* extensions */
 
 size_t herd__omp_stack_size(void);
@@ -119,9 +160,23 @@ KMP_API size_t kmp_get_stacksize_s(void) { return herd__omp_stack_size(); }
 KMP_API int kmp_get_stacksize(void) { return (int)herd__omp_stack_size(); }
 /* blocktime: how long an idle thread spins; herd's idle policy is
  * adaptive (docs/guide/openmp.md), so the value is kept and reported only. */
-static _Atomic int blocktime = 200;
+/* -1: not set, then libomp's answer for the wait policy: INT_MAX under
+ * OMP_WAIT_POLICY=active, 0 under passive, 200 (ms) otherwise. */
+static _Atomic int blocktime = -1;
+/* ORDER: relaxed; a value kept for the query, nothing hangs on it. */
 KMP_API void kmp_set_blocktime(int ms) { atomic_store_explicit(&blocktime, ms, memory_order_relaxed); }
-KMP_API int kmp_get_blocktime(void) { return atomic_load_explicit(&blocktime, memory_order_relaxed); }
+KMP_API int kmp_get_blocktime(void) {
+    /* ORDER: relaxed, as above. */
+    int b = atomic_load_explicit(&blocktime, memory_order_relaxed);
+    if (b >= 0)
+        return b;
+    const char *p = getenv("OMP_WAIT_POLICY"); /* checked at start-up (icv.c) */
+    if (p && !strcasecmp(p, "active"))
+        return INT_MAX;
+    if (p && !strcasecmp(p, "passive"))
+        return 0;
+    return 200;
+}
 KMP_API void kmp_set_library_serial(void) {}
 KMP_API void kmp_set_library_turnaround(void) {}
 KMP_API void kmp_set_library_throughput(void) {}
@@ -155,8 +210,13 @@ KMP_API void kmp_set_defaults(const char *str) {
         (void)__kmpc_get_target_offload(); /* refuse a malformed value now */
         return;
     }
-    herd__omp_fatal("kmp_set_defaults(\"%s\"): herd takes OMP_TARGET_OFFLOAD=... only; set "
-                    "other settings in the environment", str ? str : "(null)");
+    /* libomp's own settings (KMP_*, and OMP_* read again) have no meaning
+     * once herd has started: said once, then ignored. */
+    static _Atomic int said;
+    if (!atomic_exchange_explicit(&said, 1, memory_order_relaxed)) /* ORDER: relaxed; once */
+        fprintf(stderr, "herd-omp: kmp_set_defaults(\"%s\") ignored: herd reads its settings "
+                        "from the environment at start-up (OMP_TARGET_OFFLOAD=... excepted)\n",
+                str ? str : "(null)");
 }
 KMP_API void kmp_set_disp_num_buffers(int n) { (void)n; }
 KMP_API void kmp_set_warnings_on(void) {}

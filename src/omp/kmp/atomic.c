@@ -114,7 +114,9 @@ ARITH(cmplx4, float _Complex)
 ARITH(cmplx8, double _Complex)
 ARITH(cmplx10, long double _Complex)
 
-/* OpenMP 5.1 atomic compare: bool_N_cas answers whether x was e (and is now
+/* ORDER (all four): seq_cst, as an atomic construct with a flush; the
+ * failure order seq_cst too, since the old value read is the answer.
+ * OpenMP 5.1 atomic compare: bool_N_cas answers whether x was e (and is now
  * d); val_N_cas answers x's old value; the _cpt forms also capture into *pv
  * the old value on failure (bool) or x's value after (val). */
 #define CAS(N, T)                                                                                  \

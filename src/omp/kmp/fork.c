@@ -27,6 +27,7 @@ KMP_API kmp_int32 __kmpc_global_thread_num(ident_t *loc) {
 }
 KMP_API kmp_int32 __kmpc_global_num_threads(ident_t *loc) {
     (void)loc;
+    /* ORDER: relaxed; a count of the ids given, a query. */
     return atomic_load_explicit(&next_gtid, memory_order_relaxed);
 }
 KMP_API kmp_int32 __kmpc_bound_thread_num(ident_t *loc) {
@@ -112,6 +113,7 @@ KMP_API void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask
         herd__omp_fatal("__kmpc_fork_call with %d arguments", argc);
     COLLECT(argv, argc, microtask);
     fork_arg a = {microtask, argc, argv};
+    herd__kmp_seen();
     unsigned n = (unsigned)pushed.nthreads, bind = pushed.bind < 0 ? 0u : (unsigned)pushed.bind;
     pushed.nthreads = 0;
     pushed.bind = -1;
@@ -124,6 +126,7 @@ static void noop(void *p) { (void)p; }
  * between these, as a team of one. */
 KMP_API void __kmpc_serialized_parallel(ident_t *loc, kmp_int32 gtid) {
     (void)loc, (void)gtid;
+    herd__kmp_seen();
     pushed.nthreads = 0;
     pushed.bind = -1;
     GOMP_parallel_start(noop, NULL, 1);
@@ -147,6 +150,7 @@ KMP_API void __kmpc_fork_teams(ident_t *loc, kmp_int32 argc, kmpc_micro microtas
         herd__omp_fatal("__kmpc_fork_teams with %d arguments", argc);
     COLLECT(argv, argc, microtask);
     fork_arg a = {microtask, argc, argv};
+    herd__kmp_seen();
     unsigned nteams = (unsigned)pushed.nteams, limit = (unsigned)pushed.team_limit;
     pushed.nteams = pushed.team_limit = 0;
     GOMP_teams_reg(team_master, &a, nteams, limit, 0);

@@ -51,11 +51,25 @@ enum {
  * (threadprivate, task reduction copies are per team member instead). */
 int herd__kmp_gtid(void);
 
+/* The program speaks LLVM's ABI (omp_global.llvm_abi). ORDER: relaxed; a
+ * flag only this program's own calls read, set before they can matter. */
+static inline void herd__kmp_seen(void) {
+    atomic_store_explicit(&herd__omp_g.llvm_abi, 1, memory_order_relaxed);
+}
+
 /* invoke.c: microtask(&gtid, &tid, argv[0..argc-1]). */
 void herd__kmp_invoke(kmpc_micro fn, kmp_int32 *gtid, kmp_int32 *tid, int argc, void **argv);
 
 /* taskred.c: the task reductions registered in a taskgroup that ends now
  * (its tasks done): combine the copies into the originals, finalise them. */
 void herd__kmp_taskred_end(void *reg);
+/* taskred.c: the task reductions a task that parent creates now sees
+ * (NULL: none). When they belong to a team other than the outermost, the
+ * task runs at once on its creator's thread: there a thread number is not
+ * one running task's at a time (tasks of a nested team run on the workers
+ * under their creator's number), as the GCC front end decides
+ * (reduction.c, herd__omp_red_deferrable). */
+void *herd__kmp_red_seen(const omp_task *parent);
+#define KMP_RED_NONE ((void *)1) /* omp_task.kred: an explicit task that sees none */
 
 #endif

@@ -47,14 +47,31 @@ typedef struct kmp_task_red_input { /* __kmpc_task_reduction_init (4.5-era) */
     uint32_t flags;
 } kmp_task_red_input;
 
-/* The innermost registration that t sees: its own taskgroups', then its
- * creators' (their records live while they wait at the taskgroup's end). */
+/* The innermost registration that t sees: its own taskgroups', then, for
+ * an explicit task, what its creator saw when it created it (kept in its
+ * record: a creator may have ended since), for an implicit or undeferred
+ * one its encountering task's (alive while it runs). */
 static red_reg *innermost(const omp_task *t) {
-    for (; t; t = t->team && !t->parent ? t->team->parent : t->parent)
+    for (; t; t = t->team && !t->parent ? t->team->parent : t->parent) {
         for (const omp_taskgroup *g = t->tg; g; g = g->prev)
             if (g->on_end == herd__kmp_taskred_end)
                 return g->on_end_arg;
+        if (t->kred)
+            return t->kred == KMP_RED_NONE ? NULL : t->kred;
+    }
     return NULL;
+}
+
+/* Registrations alive anywhere: while none is, no walk is needed. */
+static _Atomic int live;
+
+void *herd__kmp_red_seen(const omp_task *parent) {
+    /* ORDER: relaxed; a registration visible to parent was counted before
+     * parent saw it (program order on the registering thread, and the
+     * task's creation after it). */
+    if (!atomic_load_explicit(&live, memory_order_relaxed))
+        return NULL;
+    return innermost(parent);
 }
 
 static void init_copy(red_item *it, char *p) {
@@ -81,6 +98,7 @@ static red_reg *reg_new(int n) {
     r->outer = innermost(t);
     t->tg->on_end = herd__kmp_taskred_end;
     t->tg->on_end_arg = r;
+    atomic_fetch_add_explicit(&live, 1, memory_order_relaxed); /* ORDER: as above */
     return r;
 }
 
@@ -154,20 +172,25 @@ KMP_API void __kmpc_task_reduction_modifier_fini(ident_t *loc, int gtid, int is_
 KMP_API void *__kmpc_task_reduction_get_th_data(int gtid, void *tg, void *data) {
     (void)gtid;
     omp_task *t = herd__omp_task();
-    red_reg *r = tg ? tg : innermost(t);
-    for (; r; r = r->outer) {
+    const char *d = data;
+    for (red_reg *r = tg ? tg : innermost(t); r; r = r->outer) {
         for (int i = 0; i < r->n; i++) {
             red_item *it = &r->items[i];
-            size_t all = (size_t)r->ncopies * it->size;
-            if (data != it->shar && data != it->orig &&
-                !((char *)data >= it->priv && (char *)data < it->priv + all))
+            size_t sz = it->size, all = (size_t)r->ncopies * sz, off;
+            if (d >= (char *)it->shar && d < (char *)it->shar + (sz ? sz : 1))
+                off = (size_t)(d - (char *)it->shar);
+            else if (d >= (char *)it->orig && d < (char *)it->orig + (sz ? sz : 1))
+                off = (size_t)(d - (char *)it->orig);
+            /* another thread's copy (clang passes the enclosing task's copy
+             * as the item of a nested in_reduction): the same place in ours */
+            else if (d >= it->priv && d < it->priv + all)
+                off = (size_t)(d - it->priv) % sz;
+            else
                 continue;
-            if ((char *)data >= it->priv && (char *)data < it->priv + all)
-                return data; /* already a copy */
             if (t->thread_num < 0 || t->thread_num >= r->ncopies)
                 herd__omp_fatal("a task reduction's copy for thread %d of %d", t->thread_num,
                                 r->ncopies);
-            return it->priv + (size_t)t->thread_num * it->size;
+            return it->priv + (size_t)t->thread_num * sz + off;
         }
     }
     herd__omp_fatal("in_reduction on an item no enclosing taskgroup reduces");
@@ -186,4 +209,6 @@ void herd__kmp_taskred_end(void *p) {
         free(it->priv);
     }
     free(r);
+    /* ORDER: relaxed; the taskgroup's tasks have all ended (its end). */
+    atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
 }
