@@ -133,7 +133,7 @@ def test_skip_reasons(text, why):
 def test_internals_are_skipped_with_their_reason():
     t = plan("// RUN: %libomp-compile && env KMP_AFFINITY=compact %libomp-run\n",
              name="affinity/bug-nested.c")
-    assert t.skip.startswith("KMP_AFFINITY:")
+    assert t.skip.startswith("KMP_* affinity:")
 
 
 # ------------------------------------------------------------- judging
