@@ -95,8 +95,12 @@ static void member(void *p) {
 }
 
 /* The microtask's shared variables, from the varargs into argv (at least 4
- * slots: invoke.c loads four registers whatever argc is). */
-#define COLLECT(argv, argc, last)                                                                  \
+ * slots: invoke.c loads four registers whatever argc is); the fork (what)
+ * speaks the LLVM ABI. A macro: the varargs are the caller's. */
+#define COLLECT(argv, argc, last, what)                                                            \
+    if ((argc) < 0)                                                                                \
+        herd__omp_fatal("%s with %d arguments", what, argc);                                      \
+    herd__kmp_seen();                                                                              \
     void *argv[(argc) + 4];                                                                        \
     do {                                                                                           \
         va_list ap;                                                                                \
@@ -109,11 +113,8 @@ static void member(void *p) {
 
 KMP_API void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...) {
     (void)loc;
-    if (argc < 0)
-        herd__omp_fatal("__kmpc_fork_call with %d arguments", argc);
-    COLLECT(argv, argc, microtask);
+    COLLECT(argv, argc, microtask, "__kmpc_fork_call");
     fork_arg a = {microtask, argc, argv};
-    herd__kmp_seen();
     unsigned n = (unsigned)pushed.nthreads, bind = pushed.bind < 0 ? 0u : (unsigned)pushed.bind;
     pushed.nthreads = 0;
     pushed.bind = -1;
@@ -146,11 +147,8 @@ static void team_master(void *p) {
 
 KMP_API void __kmpc_fork_teams(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...) {
     (void)loc;
-    if (argc < 0)
-        herd__omp_fatal("__kmpc_fork_teams with %d arguments", argc);
-    COLLECT(argv, argc, microtask);
+    COLLECT(argv, argc, microtask, "__kmpc_fork_teams");
     fork_arg a = {microtask, argc, argv};
-    herd__kmp_seen();
     unsigned nteams = (unsigned)pushed.nteams, limit = (unsigned)pushed.team_limit;
     pushed.nteams = pushed.team_limit = 0;
     GOMP_teams_reg(team_master, &a, nteams, limit, 0);

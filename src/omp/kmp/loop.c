@@ -130,7 +130,7 @@ static void static_init(kmp_int32 sched, kmp_int32 *last, int64_t *lb, int64_t *
     else
         team_pos(&nth, &me);
     int chunked = s == KMP_SCH_STATIC_CHUNKED || s == KMP_DISTRIBUTE_STATIC_CHUNKED ||
-                  s == KMP_SCH_STATIC_BALANCED_CHUNKED || s == KMP_ORD_LOWER + 1;
+                  s == KMP_SCH_STATIC_BALANCED_CHUNKED || s == KMP_ORD_STATIC_CHUNKED;
     static_split(trip_count(*lb, *ub, incr, is_unsigned), nth, me, chunked ? chunk : 0, incr, lb,
                  ub, st, last);
 }
@@ -225,7 +225,7 @@ static void dispatch_init(kmp_int32 sched, int64_t lb, int64_t ub, int64_t st, i
                         LONG_MAX);
     unsigned s = (unsigned)sched & ~KMP_SCH_MODIFIERS;
     if (kind == OMP_SCHED_STATIC && s != KMP_SCH_STATIC_CHUNKED &&
-        s != KMP_ORD_LOWER + 1 /* ordered static chunked */)
+        s != KMP_ORD_STATIC_CHUNKED)
         chunk = 0;
     /* schedule(simd: guided | runtime): the chunk argument is the simd
      * width; the schedule's chunk (1 for guided, run-sched-var's for
