@@ -18,6 +18,9 @@ KMP_API kmp_int32 __kmpc_cancel_barrier(ident_t *loc, kmp_int32 gtid) {
 
 KMP_API void __kmpc_flush(ident_t *loc) {
     (void)loc;
+    /* ORDER: seq_cst fence; the flush construct: it pairs with the flush
+     * (or any synchronising operation) of the thread that reads or wrote
+     * the same data, as GCC's __sync_synchronize serves GCC's flush. */
     atomic_thread_fence(memory_order_seq_cst);
 }
 
