@@ -163,11 +163,32 @@ void herd__qtask_take(herd__qtask *t, herd__work *out);
 /* Take the task at q's front or back into *out: 1, or 0 when q is empty. */
 int herd__qtask_pop(herd__tq *q, int from_front, herd__work *out);
 
+/* A worker's mailbox: one task placed on it alone (herd__group_place_worker),
+ * on a cache line of its own, so that handing a team member to an idle
+ * worker moves one line and takes no lock and no allocation (the placement
+ * queue `mine` holds the rest; docs/design/openmp.md, "Fork and join").
+ * Protocol (core/task.c, B1..B3):
+ *  B1 a placer claims the box by CAS EMPTY -> FILLING (acquire: the last
+ *     taker's copy-out is done), writes the task, then stores FULL (release);
+ *  B2 the owner sees FULL (acquire), copies the task out, and stores EMPTY
+ *     (release);
+ *  B3 a placer that finds the box not EMPTY queues on `mine` instead. */
+#define HERD__BOX_ARG 40
+enum { HERD__BOX_EMPTY = 0, HERD__BOX_FILLING, HERD__BOX_FULL };
+typedef struct herd__box {
+    _Atomic uint32_t state; /* HERD__BOX_* */
+    uint16_t size, kind;
+    herd_fn fn;
+    void *parent;
+    unsigned char arg[HERD__BOX_ARG] __attribute__((aligned(8)));
+} __attribute__((aligned(64))) herd__box;
+
 typedef struct herd__worker {
     herd__hot hot;            /* first: the inline paths see it as herd__tls */
     herd__readyq ready;       /* resumed ULTs */
     herd__readyq home;        /* resumed ULTs homed here (tied mode): thieves never take them */
     herd__tq mine;            /* tasks placed on this worker only (herd__group_place_worker) */
+    herd__box box;            /* ... the first of them, when it was free */
     /* Adopt mode, worker 0: the adopting thread's own stack as a ULT. */
     herd__ult native_ult;
     herd__stack native_stack;
@@ -302,14 +323,17 @@ typedef struct herd__rt {
     /* herd__start_ex flags (docs/design/openmp.md, "Core mechanisms"). */
     _Alignas(64) int adopt; /* worker 0 has no pthread: a caller lends its thread */
     int tied;             /* suspended ULTs resume on the worker they suspended on */
-    _Atomic int adopted;  /* 1 while a thread holds worker 0 (adopt mode) */
+    /* Apart from the flags above, which searching workers read on every
+     * attempt (shared_begin): the CAS and the release store of each
+     * OpenMP region took their line away (0.1 us per region, 2 threads). */
+    _Alignas(64) _Atomic int adopted; /* 1 while a thread holds worker 0 (adopt mode) */
     /* The thread pinned to worker 0's PU as its adopter (0: none) and the
      * mask it had before, restored when another thread adopts or at
      * herd_stop (core/adopt.c). Written only by the adopting thread while it
      * holds `adopted`, and by herd_stop after the last holder left. */
     pid_t adopt_pinned_tid;
     cpu_set_t adopt_saved_mask;
-    _Atomic int closing;  /* herd_stop() began: new herd_run() calls are refused */
+    _Alignas(64) _Atomic int closing; /* herd_stop() began: new herd_run() calls are refused */
     _Atomic int stopping; /* no run is left: idle workers exit */
     uint64_t start_ns;
     /* Mapped policies (HERD_BIND static/bll/xll) and HERD_WORKERS=auto: the
@@ -493,6 +517,14 @@ int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg, 
  * that worker's kernel thread). HERD_EINVAL for a bad worker. */
 int herd__group_place_worker(herd_group *g, int worker, herd_fn fn, const void *arg,
                              size_t arg_size);
+/* Tasks placed on w alone wait: in its box or on its queue. Any thread. */
+static inline int herd__placed_pending(herd__worker *w) {
+    /* ORDER: relaxed; a hint, the taker's acquire load follows (B2). */
+    return atomic_load_explicit(&w->box.state, memory_order_relaxed) == HERD__BOX_FULL ||
+           herd__tq_size(&w->mine) != 0;
+}
+/* Take a task placed on w alone, the box first (B2). Context: w's owner. */
+int herd__take_placed_mine(herd__worker *w, herd__work *out);
 /* Run fn(arg) now, on the calling task's stack, as a task of its own: its
  * own frame, whose children it waits for before returning. Context: a task. */
 void herd__call_task(herd_fn fn, void *arg);

@@ -190,9 +190,10 @@ static int take_home(herd__worker *w, herd__work *out) {
     return 1;
 }
 
-/* Tasks placed on this worker alone (herd__group_place_worker). */
+/* Tasks placed on this worker alone (herd__group_place_worker): its box,
+ * then its queue. */
 static int take_mine(herd__worker *w, herd__work *out) {
-    return herd__tq_size(&w->mine) != 0 && herd__qtask_pop(&w->mine, 1, out);
+    return herd__take_placed_mine(w, out);
 }
 
 /* The queue scheduler's queue for this worker (none for deque schedulers). */
@@ -288,7 +289,7 @@ static int work_visible(herd__worker *w) {
     herd__rt *rt = w->rt;
     if (atomic_load_explicit(&rt->inject_size, memory_order_relaxed) ||
         atomic_load_explicit(&w->ready.size, memory_order_relaxed) ||
-        atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__tq_size(&w->mine) ||
+        atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__placed_pending(w) ||
         herd__tq_size(&rt->shepherds[w->shepherd].placed) ||
         (rt->sched->has_work && rt->sched->has_work(w)))
         return 1;
@@ -356,7 +357,7 @@ static void idle_step(herd__worker *w, unsigned *fails, uint64_t *spin_since) {
 static int has_local_work(herd__worker *w) {
     return w->hot.q.head != w->hot.q.split || herd__sdq_public_size(&w->hot.q) ||
            atomic_load_explicit(&w->ready.size, memory_order_relaxed) ||
-           atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__tq_size(&w->mine);
+           atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__placed_pending(w);
 }
 
 int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg) {
@@ -388,7 +389,7 @@ static void park(herd__worker *w) {
     atomic_thread_fence(memory_order_seq_cst);
     if (w->id < atomic_load_explicit(&rt->serving, memory_order_seq_cst) ||
         atomic_load_explicit(&w->ready.size, memory_order_relaxed) ||
-        atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__tq_size(&w->mine) ||
+        atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__placed_pending(w) ||
         atomic_load_explicit(&rt->stopping, memory_order_acquire))
         return;
     herd__futex_wait(&rt->serve_seq, seq);

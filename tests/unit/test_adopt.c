@@ -3,7 +3,8 @@
  *   it may spawn, wait and block, and always comes back on its own thread;
  * - tied mode: a task that suspends resumes on the kernel thread that
  *   started it;
- * - herd__group_place_worker starts a task on the chosen worker;
+ * - herd__group_place_worker starts a task on the chosen worker (through
+ *   its box or its queue);
  * - one adopter at a time: a second thread gets HERD_EBUSY; enter/leave
  *   repeat; herd_stop afterwards;
  * - the adopter is pinned to worker 0's PU from its first enter until
@@ -72,6 +73,39 @@ static void placed(void *p) {
         atomic_fetch_add(&placed_ok, 1);
 }
 
+/* Several tasks placed on one worker at once: the first waits in the
+ * worker's box, the others on its queue, and one is too large for the box;
+ * each starts on that worker. */
+typedef struct big_arg {
+    int want;
+    char pad[60];
+} big_arg;
+static _Atomic int many_ok;
+
+static void placed_small(void *p) {
+    int want;
+    memcpy(&want, p, sizeof want);
+    if (herd_worker_id() == want)
+        atomic_fetch_add(&many_ok, 1);
+}
+
+static void placed_big(void *p) {
+    big_arg a;
+    memcpy(&a, p, sizeof a);
+    if (herd_worker_id() == a.want && a.pad[59] == (char)(a.want + 1))
+        atomic_fetch_add(&many_ok, 1);
+}
+
+static void place_many(herd_group *g, int nworkers) {
+    for (int w = 0; w < nworkers; w++) {
+        for (int k = 0; k < 3; k++)
+            CHECK_OK(herd__group_place_worker(g, w, placed_small, &w, sizeof w));
+        big_arg a = {w, {0}};
+        a.pad[59] = (char)(w + 1);
+        CHECK_OK(herd__group_place_worker(g, w, placed_big, &a, sizeof a));
+    }
+}
+
 static void *second_adopter(void *p) {
     herd__frame fr;
     *(int *)p = herd__adopt_enter(&fr);
@@ -96,6 +130,8 @@ static void region(int tied, int nworkers) {
     herd_group_init(&g);
     for (int w = 0; w < nworkers; w++)
         CHECK_OK(herd__group_place_worker(&g, w, placed, &w, sizeof w));
+    atomic_store(&many_ok, 0);
+    place_many(&g, nworkers);
     int d = CHECK_SIZE(5, 3);
     CHECK_OK(herd_spawn(tree, &d, sizeof d));
     leaf(NULL); /* the adopter itself blocks: its worker runs other tasks */
@@ -106,6 +142,7 @@ static void region(int tied, int nworkers) {
     herd__adopt_leave(&fr);
     CHECK(herd__self() == NULL);
     CHECK_EQ(herd_worker_id(), -1);
+    CHECK_EQ(atomic_load(&many_ok), 4 * nworkers);
     if (tied) {
         CHECK_EQ(atomic_load(&moved), 0);
         CHECK_EQ(atomic_load(&placed_ok), 2 * nworkers);
