@@ -176,6 +176,9 @@ typedef struct omp_team {
     _Atomic int ws_cancelled;
     _Atomic int cbar_count;
     _Atomic long cbar_gen;
+    /* single constructs (no copyprivate) claimed so far: the member whose
+     * CAS moves it from k to k + 1 runs the team's k-th single (ws.c) */
+    _Alignas(64) _Atomic unsigned long single_count;
     omp_ws ws[WS_RING];
 } omp_team;
 
@@ -206,6 +209,7 @@ typedef struct omp_task {
     herd__frame frame;   /* OMP_FRAME_OWN: its frame (uninitialised before) */
     /* implicit tasks: worksharing state */
     long ws_next;        /* index of the next construct this member meets */
+    unsigned long singles; /* single constructs it met (GOMP_single_start) */
     omp_ws *ws;          /* the construct it is in */
     long ws_k;
     long st_trip;        /* static loops: chunks taken */

@@ -567,16 +567,19 @@ OMP_API bool GOMP_sections_end_cancel(void) {
 
 /* ----------------------------------------------------------------- single */
 
+/* A single without copyprivate shares no record: the member that finds
+ * the team's count at its own count of singles met claims it (every single
+ * before it was claimed by the first to arrive, so the count is never
+ * behind; one CAS, where a worksharing record cost four RMWs). */
 OMP_API bool GOMP_single_start(void) {
     omp_task *t = herd__omp_task();
     if (!t->team)
         return true;
-    if (herd__omp_ws_begin(t))
-        herd__omp_ws_publish(t);
+    unsigned long k = t->singles++;
     /* ORDER: relaxed; only one member may win, nothing is published. */
-    bool mine = atomic_exchange_explicit(&t->ws->single, 1, memory_order_relaxed) == 0;
-    herd__omp_ws_leave(t);
-    return mine;
+    return atomic_load_explicit(&t->team->single_count, memory_order_relaxed) == k &&
+           atomic_compare_exchange_strong_explicit(&t->team->single_count, &k, k + 1,
+                                                   memory_order_relaxed, memory_order_relaxed);
 }
 
 /* copyprivate: the executor stores its data pointer and meets the others at
