@@ -250,9 +250,7 @@ HERD_API int herd_cond_broadcast(herd_cond *c);
  *  order, and the last arrival wakes them all. */
 typedef struct herd_barrier {
     int64_t herd__count;
-    int64_t herd__arrived;
-    uint64_t herd__phase;
-    void **herd__slots;
+    void *herd__state; /* the arrival count, the phase and the slots, together */
 } herd_barrier;
 
 /** Returns 0, HERD_EINVAL (count < 1), HERD_ENOMEM. */

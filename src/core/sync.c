@@ -10,6 +10,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void list_push(herd__ult **head, herd__ult **tail, herd__ult *u) {
     u->next = NULL;
@@ -212,24 +213,35 @@ HERD_API int herd_cond_broadcast(herd_cond *c) {
  *   phase p + 2 cannot begin before the late arrival finishes phase p + 1. */
 #define SPIN_TOKEN(phase) ((void *)(uintptr_t)(1 + 2 * ((phase)&1))) /* 1 or 3: never a ULT */
 
+/* The words every arrival touches, on one allocation: with up to 7 members
+ * the count, the phase and every slot share one cache line, so the last
+ * arrival of a small team misses the cache once, as a central counter
+ * barrier does (the slots on a line of their own cost a second miss:
+ * EPCC SINGLE, 2 threads). */
+typedef struct barrier_state {
+    int64_t arrived;
+    uint64_t phase;
+    void *slots[]; /* count - 1 */
+} barrier_state;
+
+#define STATE(b) ((barrier_state *)(b)->herd__state)
+
 HERD_API int herd_barrier_init(herd_barrier *b, int64_t count) {
     if (count < 1)
         return HERD_EINVAL;
+    size_t size = sizeof(barrier_state) + (size_t)(count - 1) * sizeof(void *);
+    barrier_state *st = aligned_alloc(64, (size + 63) / 64 * 64);
+    if (!st)
+        return HERD_ENOMEM;
+    memset(st, 0, size);
     b->herd__count = count;
-    __atomic_store_n(&b->herd__arrived, 0, __ATOMIC_RELAXED);
-    b->herd__phase = 0;
-    b->herd__slots = NULL;
-    if (count > 1) {
-        b->herd__slots = calloc((size_t)count - 1, sizeof(void *));
-        if (!b->herd__slots)
-            return HERD_ENOMEM;
-    }
+    b->herd__state = st;
     return 0;
 }
 
 HERD_API void herd_barrier_destroy(herd_barrier *b) {
-    free(b->herd__slots);
-    b->herd__slots = NULL;
+    free(b->herd__state);
+    b->herd__state = NULL;
 }
 
 typedef struct barrier_arm {
@@ -282,17 +294,18 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
         return HERD_ENOTASK;
     /* The phase cannot move before this arrival. ORDER: relaxed; only
      * compared with later loads by this thread. */
-    uint64_t p = __atomic_load_n(&b->herd__phase, __ATOMIC_RELAXED);
+    barrier_state *st = STATE(b);
+    uint64_t p = __atomic_load_n(&st->phase, __ATOMIC_RELAXED);
     /* ORDER: acq_rel; the arrivals' RMWs form one release sequence, so the
      * last arrival sees every earlier arrival's writes. */
-    int64_t idx = __atomic_fetch_add(&b->herd__arrived, 1, __ATOMIC_ACQ_REL);
+    int64_t idx = __atomic_fetch_add(&st->arrived, 1, __ATOMIC_ACQ_REL);
     if (idx < b->herd__count - 1) {
-        void **slot = &b->herd__slots[idx];
+        void **slot = &st->slots[idx];
         /* B1. ORDER: release; the last arrival's acquire exchange pairs. */
         __atomic_store_n(slot, SPIN_TOKEN(p), __ATOMIC_RELEASE);
-        phase_wait pw = {&b->herd__phase, p};
+        phase_wait pw = {&st->phase, p};
         if (!herd__spin_wait(herd__self(), phase_moved, &pw)) {
-            barrier_arm a = {slot, SPIN_TOKEN(p), &b->herd__phase};
+            barrier_arm a = {slot, SPIN_TOKEN(p), &st->phase};
             herd__block_on(HERD__WAIT_BARRIER, b, __builtin_return_address(0), arm_barrier,
                            &a);
         }
@@ -300,7 +313,7 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
          * woke us after moving it, or our arm saw it). ORDER: acquire;
          * pairs with B2's release store of the phase: every arrival's
          * writes before the barrier are visible. */
-        (void)__atomic_load_n(&b->herd__phase, __ATOMIC_ACQUIRE);
+        (void)__atomic_load_n(&st->phase, __ATOMIC_ACQUIRE);
         return 0;
     }
     /* B2. Last arrival: claim every slot (each arrival stores its token
@@ -309,7 +322,7 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
      * next phase at once; the slots are empty by then. */
     herd__ult *woken = NULL;
     for (int64_t i = 0; i < b->herd__count - 1; i++) {
-        void **slot = &b->herd__slots[i];
+        void **slot = &st->slots[i];
         /* ORDER: relaxed; the exchange below acquires. */
         while (!__atomic_load_n(slot, __ATOMIC_RELAXED))
             herd__cpu_relax();
@@ -323,10 +336,10 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
         }
     }
     /* ORDER: release; pairs with the next phase's acq_rel fetch_add. */
-    __atomic_store_n(&b->herd__arrived, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&st->arrived, 0, __ATOMIC_RELEASE);
     /* ORDER: release; pairs with the acquire load of the phase by every
      * released arrival (the end of herd_barrier_wait's B1 branch). */
-    __atomic_store_n(&b->herd__phase, p + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&st->phase, p + 1, __ATOMIC_RELEASE);
     while (woken) {
         herd__ult *next = woken->next;
         herd__ult_ready(woken);
