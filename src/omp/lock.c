@@ -103,6 +103,26 @@ static void unpark_one(_Atomic uint32_t *addr) {
     syscall(SYS_futex, &wt->flag, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+typedef struct lock_poll {
+    _Atomic uint32_t *w;
+    unsigned backoff; /* pauses before the next look */
+} lock_poll;
+
+/* Is the word free? Looked at less and less often (up to every 64 pauses):
+ * each look takes the line from the holder, which would otherwise keep it
+ * across a run of short critical sections. */
+static int word_free(void *arg) {
+    lock_poll *lp = arg;
+    for (unsigned i = 0; i < lp->backoff; i++)
+        herd__cpu_relax();
+    if (lp->backoff < 64)
+        lp->backoff = lp->backoff ? 2 * lp->backoff : 1;
+    /* ORDER: relaxed; a hint, the CAS that follows acquires. */
+    return atomic_load_explicit(lp->w, memory_order_relaxed) == 0;
+}
+
+#define LOCK_SPINS 4 /* spin-waits (herd__spin_wait, up to 20 us each) before parking */
+
 static void word_lock_at(_Atomic uint32_t *w, int kind, void *ra) {
     uint32_t c = 0;
     /* ORDER: acquire on success; pairs with the release exchange in
@@ -110,6 +130,21 @@ static void word_lock_at(_Atomic uint32_t *w, int kind, void *ra) {
     if (atomic_compare_exchange_strong_explicit(w, &c, 1, memory_order_acquire,
                                                 memory_order_relaxed))
         return;
+    /* Held, nobody parked: the holder most likely runs on another CPU and
+     * leaves soon (a critical section), so wait for it there first; parking
+     * costs a suspension here and an unpark and resumption at its unlock
+     * (EPCC CRITICAL and LOCK, 2 threads: 0.088 us, against libgomp's spin
+     * then sleep at 0.05). herd__spin_wait spins only while a CPU is ours
+     * and this worker has nothing else to run. */
+    herd__worker *self = herd__self();
+    lock_poll lp = {w, 0};
+    for (int i = 0; c == 1 && self && i < LOCK_SPINS && herd__spin_wait(self, word_free, &lp); i++) {
+        c = 0;
+        /* ORDER: acquire on success, as above. */
+        if (atomic_compare_exchange_strong_explicit(w, &c, 1, memory_order_acquire,
+                                                    memory_order_relaxed))
+            return;
+    }
     if (c != 2)
         c = atomic_exchange_explicit(w, 2, memory_order_acquire);
     while (c != 0) {
