@@ -166,13 +166,13 @@ int herd__qtask_pop(herd__tq *q, int from_front, herd__work *out);
 /* A worker's mailbox: one task placed on it alone (herd__group_place_worker),
  * on a cache line of its own, so that handing a team member to an idle
  * worker moves one line and takes no lock and no allocation (the placement
- * queue `mine` holds the rest; docs/design/openmp.md, "Fork and join").
- * Protocol (core/task.c, B1..B3):
- *  B1 a placer claims the box by CAS EMPTY -> FILLING (acquire: the last
+ * queue `mine` holds the rest; docs/design/openmp.md, "Core mechanisms" 3).
+ * Protocol (core/task.c, X1..X3):
+ *  X1 a placer claims the box by CAS EMPTY -> FILLING (acquire: the last
  *     taker's copy-out is done), writes the task, then stores FULL (release);
- *  B2 the owner sees FULL (acquire), copies the task out, and stores EMPTY
+ *  X2 the owner sees FULL (acquire), copies the task out, and stores EMPTY
  *     (release);
- *  B3 a placer that finds the box not EMPTY queues on `mine` instead. */
+ *  X3 a placer that finds the box not EMPTY queues on `mine` instead. */
 #define HERD__BOX_ARG 40
 enum { HERD__BOX_EMPTY = 0, HERD__BOX_FILLING, HERD__BOX_FULL };
 typedef struct herd__box {
@@ -517,13 +517,19 @@ int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg, 
  * that worker's kernel thread). HERD_EINVAL for a bad worker. */
 int herd__group_place_worker(herd_group *g, int worker, herd_fn fn, const void *arg,
                              size_t arg_size);
+/* core/sync.c: herd_barrier_init on the caller's memory (64-byte aligned,
+ * `bytes` long: 16 + 8 per member beyond the first), which the caller frees
+ * after the last wait, never herd_barrier_destroy. HERD_EINVAL when too
+ * small. */
+int herd__barrier_init_at(herd_barrier *b, int64_t count, void *mem, size_t bytes);
+
 /* Tasks placed on w alone wait: in its box or on its queue. Any thread. */
 static inline int herd__placed_pending(herd__worker *w) {
-    /* ORDER: relaxed; a hint, the taker's acquire load follows (B2). */
+    /* ORDER: relaxed; a hint, the taker's acquire load follows (X2). */
     return atomic_load_explicit(&w->box.state, memory_order_relaxed) == HERD__BOX_FULL ||
            herd__tq_size(&w->mine) != 0;
 }
-/* Take a task placed on w alone, the box first (B2). Context: w's owner. */
+/* Take a task placed on w alone, the box first (X2). Context: w's owner. */
 int herd__take_placed_mine(herd__worker *w, herd__work *out);
 /* Run fn(arg) now, on the calling task's stack, as a task of its own: its
  * own frame, whose children it waits for before returning. Context: a task. */

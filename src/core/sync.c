@@ -226,16 +226,26 @@ typedef struct barrier_state {
 
 #define STATE(b) ((barrier_state *)(b)->herd__state)
 
+static size_t state_bytes(int64_t count) {
+    return sizeof(barrier_state) + (size_t)(count - 1) * sizeof(void *);
+}
+
 HERD_API int herd_barrier_init(herd_barrier *b, int64_t count) {
     if (count < 1)
         return HERD_EINVAL;
-    size_t size = sizeof(barrier_state) + (size_t)(count - 1) * sizeof(void *);
+    size_t size = state_bytes(count);
     barrier_state *st = aligned_alloc(64, (size + 63) / 64 * 64);
     if (!st)
         return HERD_ENOMEM;
-    memset(st, 0, size);
+    return herd__barrier_init_at(b, count, st, size);
+}
+
+int herd__barrier_init_at(herd_barrier *b, int64_t count, void *mem, size_t bytes) {
+    if (count < 1 || state_bytes(count) > bytes)
+        return HERD_EINVAL;
+    memset(mem, 0, state_bytes(count));
     b->herd__count = count;
-    b->herd__state = st;
+    b->herd__state = mem;
     return 0;
 }
 

@@ -429,7 +429,9 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
     herd__omp_ws_ring_init(team);
     if (pre)
         pre(team, pre_arg);
-    if (nworker == n && n > 1 && herd_barrier_init(&team->bar, n) != 0)
+    if (nworker == n && n > 1 &&
+        herd__barrier_init_at(&team->bar, n, team->bar_mem, sizeof team->bar_mem) != 0 &&
+        herd_barrier_init(&team->bar, n) != 0)
         herd__omp_fatal("out of memory for a team barrier");
     if (nworker < n)
         pthread_mutex_init(&team->mix_lock, NULL);
@@ -468,7 +470,8 @@ static void region_end(region *r) {
     if (r->reserved && r->counted)
         /* ORDER: relaxed; a count (reserve_threads). */
         atomic_fetch_sub_explicit(&herd__omp_g.threads_busy, r->reserved, memory_order_relaxed);
-    herd_barrier_destroy(&team->bar);
+    if (team->bar.herd__state != team->bar_mem)
+        herd_barrier_destroy(&team->bar); /* a heap state, or none (NULL) */
 }
 
 static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_preinit pre,
