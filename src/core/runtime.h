@@ -239,6 +239,9 @@ typedef struct herd__worker {
  * asks the scheduler where else to look. */
 #define HERD__SCHED_DEQUE 1u  /* new tasks go to the spawning worker's split deque */
 #define HERD__SCHED_STEALS 2u /* it steals between workers: HERD_STEAL applies */
+/* Resumed ULTs are taken only by workers of their worker's shepherd (mts):
+ * readying one wakes every sleeper, as a shepherd's placement does. */
+#define HERD__SCHED_SHEPHERD_READY 4u
 
 typedef struct herd__sched_ops {
     const char *name;
@@ -462,6 +465,9 @@ void herd__wake_all(herd__rt *rt);
  * queue): wake them. Sleepers are not grouped, so this wakes every sleeper;
  * it costs nothing while no worker sleeps. */
 void herd__wake_for_shepherd(herd__rt *rt, int shepherd);
+/* A ULT was readied on w's ready queue (not homed): wake whoever may take
+ * it (one sleeper, or under HERD__SCHED_SHEPHERD_READY every sleeper). */
+void herd__wake_for_ready(herd__worker *w);
 
 /* core/runtime.c: herd_start with internal options.
  * HERD__START_ADOPT: worker 0 gets no pthread; a thread lends its own through

@@ -229,12 +229,12 @@ static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t 
     return 0;
 }
 
-/* B1: put the task in only's box if it is free (see herd__box). 1: done. */
+/* X1: put the task in only's box if it is free (see herd__box). 1: done. */
 static int box_put(herd__worker *only, herd_fn fn, void *parent, uint16_t kind, const void *arg,
                    size_t size) {
     herd__box *b = &only->box;
     uint32_t empty = HERD__BOX_EMPTY;
-    /* ORDER: acquire; pairs with the taker's release store of EMPTY (B2):
+    /* ORDER: acquire; pairs with the taker's release store of EMPTY (X2):
      * its copy-out of the last task is done before we overwrite it. */
     if (size > HERD__BOX_ARG ||
         !atomic_compare_exchange_strong_explicit(&b->state, &empty, HERD__BOX_FILLING,
@@ -246,14 +246,14 @@ static int box_put(herd__worker *only, herd_fn fn, void *parent, uint16_t kind, 
     b->size = (uint16_t)size;
     if (size)
         memcpy(b->arg, arg, size);
-    /* ORDER: release; pairs with the taker's acquire load (B2). */
+    /* ORDER: release; pairs with the taker's acquire load (X2). */
     atomic_store_explicit(&b->state, HERD__BOX_FULL, memory_order_release);
     return 1;
 }
 
 int herd__take_placed_mine(herd__worker *w, herd__work *out) {
     herd__box *b = &w->box;
-    /* ORDER: acquire; pairs with the placer's release store of FULL (B1). */
+    /* ORDER: acquire; pairs with the placer's release store of FULL (X1). */
     if (atomic_load_explicit(&b->state, memory_order_acquire) == HERD__BOX_FULL) {
         out->ult = NULL;
         out->task.fn = b->fn;
@@ -261,7 +261,7 @@ int herd__take_placed_mine(herd__worker *w, herd__work *out) {
         out->task.kind = b->kind;
         out->task.size = b->size;
         memcpy(out->task.arg, b->arg, b->size);
-        /* ORDER: release; pairs with the next placer's acquire CAS (B1). */
+        /* ORDER: release; pairs with the next placer's acquire CAS (X1). */
         atomic_store_explicit(&b->state, HERD__BOX_EMPTY, memory_order_release);
         return 1;
     }
@@ -271,7 +271,7 @@ int herd__take_placed_mine(herd__worker *w, herd__work *out) {
 /* Queue a task on a placement queue: a shepherd's, where only that
  * shepherd's workers take it (core/worker.c, take_placed), or with only set,
  * that worker's own: its box, else its queue q (take_mine; no order between
- * the two, B3). */
+ * the two, X3). */
 static int place_task(herd__worker *w, herd__tq *q, int shepherd, herd__worker *only,
                       herd_fn fn, void *parent, uint16_t kind, const void *arg, size_t size) {
     if (!(only && box_put(only, fn, parent, kind, arg, size)) &&
@@ -306,7 +306,7 @@ static void arm_child_first(herd__worker *w, herd__ult *parent, void *p) {
         herd__readyq_push_front(&w->home, parent);
     } else {
         herd__readyq_push_front(&w->ready, parent);
-        herd__wake_one(w->rt); /* W3: the continuation is stealable */
+        herd__wake_for_ready(w); /* W3: the continuation is stealable */
     }
     herd__run_root(w, &t);
 }

@@ -365,7 +365,7 @@ void herd__ult_ready(herd__ult *u) {
     }
     HERD_ASSERT(w != NULL);
     herd__readyq_push(&w->ready, u);
-    herd__wake_one(w->rt);
+    herd__wake_for_ready(w); /* W3 */
 }
 
 void herd__worker_enter(herd__worker *w) {

@@ -135,6 +135,18 @@ void herd__wake_worker(herd__worker *w) {
         wake_parked(w->rt);
 }
 
+void herd__wake_for_ready(herd__worker *w) {
+    /* One sleeper will do when any worker may take the ULT; under mts only
+     * the shepherd's may, and one woken elsewhere found nothing and slept
+     * again while the ULT waited behind a task that spun for it
+     * (cpp.tasks@mts@2x2x2, 8 workers on 2 CPUs: a hang in about one run
+     * of 15). */
+    if (w->rt->sched->flags & HERD__SCHED_SHEPHERD_READY)
+        herd__wake_for_shepherd(w->rt, w->shepherd);
+    else
+        herd__wake_one(w->rt);
+}
+
 void herd__wake_for_shepherd(herd__rt *rt, int shepherd) {
     (void)shepherd; /* see runtime.h: every sleeper */
     if (sleepers_after_fence(rt) != 0) /* W3 */

@@ -198,7 +198,7 @@ static void mts_describe(const herd__rt *rt, int worker, char *buf, size_t len) 
 
 const herd__sched_ops herd__sched_mts = {
     .name = "mts",
-    .flags = HERD__SCHED_STEALS,
+    .flags = HERD__SCHED_STEALS | HERD__SCHED_SHEPHERD_READY,
     .init = mts_init,
     .fini = mts_fini,
     .push = mts_push,
