@@ -167,14 +167,15 @@ int herd__qtask_pop(herd__tq *q, int from_front, herd__work *out);
  * on a cache line of its own, so that handing a team member to an idle
  * worker moves one line and takes no lock and no allocation (the placement
  * queue `mine` holds the rest; docs/design/openmp.md, "Core mechanisms" 3).
- * Protocol (core/task.c, X1..X3):
- *  X1 a placer claims the box by CAS EMPTY -> FILLING (acquire: the last
- *     taker's copy-out is done), writes the task, then stores FULL (release);
+ * Protocol (core/task.c, X1..X3), with one placer: tasks on worker 0 (in
+ * adopt mode the region's encountering task) place, one at a time:
+ *  X1 the placer sees EMPTY (acquire: the last taker's copy-out is done),
+ *     writes the task, then stores FULL (release);
  *  X2 the owner sees FULL (acquire), copies the task out, and stores EMPTY
  *     (release);
- *  X3 a placer that finds the box not EMPTY queues on `mine` instead. */
+ *  X3 a placer that finds the box FULL queues on `mine` instead. */
 #define HERD__BOX_ARG 40
-enum { HERD__BOX_EMPTY = 0, HERD__BOX_FILLING, HERD__BOX_FULL };
+enum { HERD__BOX_EMPTY = 0, HERD__BOX_FULL };
 typedef struct herd__box {
     _Atomic uint32_t state; /* HERD__BOX_* */
     uint16_t size, kind;
@@ -495,6 +496,8 @@ int herd__adopt_enter(herd__frame *fr);
 void herd__adopt_leave(herd__frame *fr);
 /* Wake worker w, which may sleep (W3 for work only w may take). */
 void herd__wake_worker(herd__worker *w);
+/* The same for work placed at once on workers up to max_id: one fence. */
+void herd__wake_workers(herd__rt *rt, int max_id);
 /* core/worker.c: from now on only workers 0..n-1 take shared work (other
  * workers' deques, the schedulers' shared queues, the shepherds' placement
  * queues); the others park. Returns once no worker n.. can still take
@@ -519,10 +522,16 @@ void herd__rt_free(herd__rt *rt);
  * only by that shepherd's workers (herd_loop's HERD_LOOP_SHEPHERDS).
  * Returns as herd_group_spawn, and HERD_EINVAL for a bad shepherd. */
 int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg, size_t arg_size);
-/* The same on one worker's own queue: only that worker runs it (it starts on
- * that worker's kernel thread). HERD_EINVAL for a bad worker. */
+/* The same on one worker's own box or queue: only that worker runs it (it
+ * starts on that worker's kernel thread). HERD_EINVAL for a bad worker.
+ * Context: a task on worker 0, the only placer (herd__box, X1). */
 int herd__group_place_worker(herd_group *g, int worker, herd_fn fn, const void *arg,
                              size_t arg_size);
+/* count tasks at once, task k on worker first + k with the argument at
+ * args + k * arg_size, and one wake-up for all (a fork). On HERD_ENOMEM the
+ * tasks before the failing one are placed (and counted in g). */
+int herd__group_place_workers(herd_group *g, int first, int count, herd_fn fn, const void *args,
+                              size_t arg_size);
 /* core/sync.c: herd_barrier_init on the caller's memory (64-byte aligned,
  * `bytes` long, at least herd__barrier_bytes(count)), which the caller
  * frees after the last wait, never herd_barrier_destroy. HERD_EINVAL when

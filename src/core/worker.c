@@ -126,14 +126,16 @@ void herd__wake_all(herd__rt *rt) {
  * arbitrarily, so work that only w may take (its home queue, its own placed
  * tasks) wakes every sleeper: w is among them if it sleeps, and the others
  * find nothing and sleep again. Free while nobody sleeps. */
-void herd__wake_worker(herd__worker *w) {
-    if (sleepers_after_fence(w->rt) != 0) /* W3 */
-        wake_every(w->rt);
-    /* S3: it may be parked (its resumed tasks are its own to run). */
-    /* ORDER: seq_cst; after the fence above, as park()'s recheck is. */
-    if (w->id >= atomic_load_explicit(&w->rt->serving, memory_order_seq_cst))
-        wake_parked(w->rt);
+void herd__wake_workers(herd__rt *rt, int max_id) {
+    if (sleepers_after_fence(rt) != 0) /* W3 */
+        wake_every(rt);
+    /* S3: one may be parked (its resumed and placed tasks are its own to
+     * run). ORDER: seq_cst; after the fence above, as park()'s recheck is. */
+    if (max_id >= atomic_load_explicit(&rt->serving, memory_order_seq_cst))
+        wake_parked(rt);
 }
+
+void herd__wake_worker(herd__worker *w) { herd__wake_workers(w->rt, w->id); }
 
 void herd__wake_for_ready(herd__worker *w) {
     /* One sleeper will do when any worker may take the ULT; under mts only

@@ -372,6 +372,23 @@ static int reserve_threads(long n, int limit, int *counted) {
 
 typedef void (*omp_preinit)(omp_team *team, void *arg);
 
+#define PLACE_BATCH 64
+
+/* Members 1..nworker-1 on workers 1..: in batches, each one wake-up. */
+static void place_members(omp_team *team, int nworker) {
+    member_arg a[PLACE_BATCH];
+    for (int i = 1; i < nworker;) {
+        int k = 0;
+        for (; k < PLACE_BATCH && i + k < nworker; k++)
+            a[k] = (member_arg){team, i + k};
+        int rc = herd__group_place_workers(&team->members, i, k, member_entry, a, sizeof a[0]);
+        if (rc)
+            herd__omp_fatal("cannot start team members %d..%d: %s", i, i + k - 1,
+                            herd_strerror(rc));
+        i += k;
+    }
+}
+
 /* Set the region's team up and start members 1..n-1; member 0 is the
  * caller's to run (member_entry or member_begin) before region_end. */
 static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *data,
@@ -436,18 +453,13 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
     if (nworker < n)
         pthread_mutex_init(&team->mix_lock, NULL);
     herd_group_init(&team->members);
+    if (nworker > 1)
+        place_members(team, nworker);
     member_arg a = {team, 0};
-    for (int i = 1; i < n; i++) {
+    for (int i = nworker; i < n; i++) {
         a.i = i;
-        if (i < nworker) {
-            int rc = herd__group_place_worker(&team->members, i, member_entry, &a, sizeof a);
-            if (rc)
-                herd__omp_fatal("cannot start team member %d: %s", i, herd_strerror(rc));
-        } else {
-            /* The outermost team's guests by slot: threadprivate persists. */
-            herd__omp_guest_run(r->outer ? i - nworker : -1, member_entry, guest_done, &a,
-                                sizeof a);
-        }
+        /* The outermost team's guests by slot: threadprivate persists. */
+        herd__omp_guest_run(r->outer ? i - nworker : -1, member_entry, guest_done, &a, sizeof a);
     }
 }
 
