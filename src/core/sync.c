@@ -213,31 +213,37 @@ HERD_API int herd_cond_broadcast(herd_cond *c) {
  *   phase p + 2 cannot begin before the late arrival finishes phase p + 1. */
 #define SPIN_TOKEN(phase) ((void *)(uintptr_t)(1 + 2 * ((phase)&1))) /* 1 or 3: never a ULT */
 
-/* The barrier's words, on one allocation of whole cache lines: the arrival
- * count and the phase on the first line; a team of two keeps its one slot
- * there too, so its last arrival misses the cache once, as a central
- * counter barrier's does (with the slot on a line of its own it missed
- * twice: EPCC SINGLE, 2 threads, 0.33 -> 0.18 us). Larger teams keep their
- * slots from the second line on: on the first line, every arrival's slot
- * store took the line from every spinner once more (16 threads: BARRIER
- * 1.7 -> 3.6 us). */
+/* The barrier's words, on one allocation of whole cache lines. A team of
+ * two keeps the arrival count, the phase and its one slot on one line, so
+ * its last arrival misses the cache once, as a central counter barrier's
+ * does (with the slot on a line of its own it missed twice: EPCC SINGLE,
+ * 2 threads, 0.33 -> 0.18 us). A larger team keeps the count, the phase
+ * and the slots on lines of their own: spinners read the phase, and an
+ * arrival's RMW of the count or store of its slot on that line took it
+ * from every spinner once more (16 threads, the 16-core device: BARRIER
+ * 1.9 -> 3.4 us). */
 typedef struct barrier_state {
     int64_t arrived;
-    uint64_t phase;
-    void *pair_slot; /* count == 2: the slot */
+    uint64_t pair_phase; /* count <= 2: the phase */
+    void *pair_slot;     /* count == 2: the slot */
 } barrier_state;
 
-#define SLOTS_AT 64 /* count > 2: the slots' offset */
+#define PHASE_AT 64  /* count > 2: the phase's offset */
+#define SLOTS_AT 128 /* count > 2: the slots' offset */
 
-static void **slots_of(barrier_state *st, int64_t count) {
-    return count == 2 ? &st->pair_slot : (void **)((char *)st + SLOTS_AT);
+static uint64_t *phase_of(barrier_state *st, int64_t count) {
+    return count <= 2 ? &st->pair_phase : (uint64_t *)(void *)((char *)st + PHASE_AT);
 }
 
-#define STATE(b) ((barrier_state *)(b)->herd__state)
+static void **slots_of(barrier_state *st, int64_t count) {
+    return count == 2 ? &st->pair_slot : (void **)(void *)((char *)st + SLOTS_AT);
+}
 
 static size_t state_bytes(int64_t count) {
     return count <= 2 ? sizeof(barrier_state) : SLOTS_AT + (size_t)(count - 1) * sizeof(void *);
 }
+
+#define STATE(b) ((barrier_state *)(b)->herd__state)
 
 size_t herd__barrier_bytes(int64_t count) { return state_bytes(count); }
 
@@ -316,7 +322,8 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
     /* The phase cannot move before this arrival. ORDER: relaxed; only
      * compared with later loads by this thread. */
     barrier_state *st = STATE(b);
-    uint64_t p = __atomic_load_n(&st->phase, __ATOMIC_RELAXED);
+    uint64_t *phase = phase_of(st, b->herd__count);
+    uint64_t p = __atomic_load_n(phase, __ATOMIC_RELAXED);
     /* ORDER: acq_rel; the arrivals' RMWs form one release sequence, so the
      * last arrival sees every earlier arrival's writes. */
     int64_t idx = __atomic_fetch_add(&st->arrived, 1, __ATOMIC_ACQ_REL);
@@ -324,9 +331,9 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
         void **slot = &slots_of(st, b->herd__count)[idx];
         /* B1. ORDER: release; the last arrival's acquire exchange pairs. */
         __atomic_store_n(slot, SPIN_TOKEN(p), __ATOMIC_RELEASE);
-        phase_wait pw = {&st->phase, p};
+        phase_wait pw = {phase, p};
         if (!herd__spin_wait(herd__self(), phase_moved, &pw)) {
-            barrier_arm a = {slot, SPIN_TOKEN(p), &st->phase};
+            barrier_arm a = {slot, SPIN_TOKEN(p), phase};
             herd__block_on(HERD__WAIT_BARRIER, b, __builtin_return_address(0), arm_barrier,
                            &a);
         }
@@ -334,7 +341,7 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
          * woke us after moving it, or our arm saw it). ORDER: acquire;
          * pairs with B2's release store of the phase: every arrival's
          * writes before the barrier are visible. */
-        (void)__atomic_load_n(&st->phase, __ATOMIC_ACQUIRE);
+        (void)__atomic_load_n(phase, __ATOMIC_ACQUIRE);
         return 0;
     }
     /* B2. Last arrival: claim every slot (each arrival stores its token
@@ -360,7 +367,7 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
     __atomic_store_n(&st->arrived, 0, __ATOMIC_RELEASE);
     /* ORDER: release; pairs with the acquire load of the phase by every
      * released arrival (the end of herd_barrier_wait's B1 branch). */
-    __atomic_store_n(&st->phase, p + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(phase, p + 1, __ATOMIC_RELEASE);
     while (woken) {
         herd__ult *next = woken->next;
         herd__ult_ready(woken);

@@ -155,7 +155,7 @@ typedef struct omp_team {
     void (*fn)(void *);
     void *data;
     herd_barrier bar;   /* the barrier when every member is a herd task */
-    /* its state for up to 25 members (a malloc and a free per region less) */
+    /* its state for up to 17 members (a malloc and a free per region less) */
     _Alignas(64) unsigned char bar_mem[256];
     herd_group members;
     /* Teams with guests (nworker < nthreads): their barrier and end, under
