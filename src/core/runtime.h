@@ -545,6 +545,11 @@ static inline int herd__placed_pending(herd__worker *w) {
     return atomic_load_explicit(&w->box.state, memory_order_relaxed) == HERD__BOX_FULL ||
            herd__tq_size(&w->mine) != 0;
 }
+/* Work only w may take arrived: placed on it, or a homed ULT resumed. */
+static inline int herd__own_work_arrived(herd__worker *w) {
+    /* ORDER: relaxed; hints, the takes that follow synchronise. */
+    return herd__placed_pending(w) || atomic_load_explicit(&w->home.size, memory_order_relaxed);
+}
 /* Take a task placed on w alone, the box first (X2). Context: w's owner. */
 int herd__take_placed_mine(herd__worker *w, herd__work *out);
 /* Run fn(arg) now, on the calling task's stack, as a task of its own: its
