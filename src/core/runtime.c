@@ -7,12 +7,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define DEQUE_CAP (1u << 20)
@@ -63,9 +61,7 @@ static int pin_worker(void *ctx, int pu, char *err, size_t errlen) {
     return herd__topo_bind_self(&rt->topo, pu, err, errlen);
 }
 
-static void futex_wake_all(_Atomic int *word) {
-    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
+static void futex_wake_all(_Atomic int *word) { herd__futex_wake(word, INT_MAX); }
 
 /* The pin of an adopted worker 0 (adopt mode): its PU is recorded, but the
  * thread that will lend itself is not known yet, so nobody is pinned. */
@@ -105,7 +101,7 @@ static int place_self(herd__worker *w) {
     /* P4. ORDER: acquire; pairs with the release store in open_gate(): the
      * schedulers' per-worker state built at P3 is visible once it opens. */
     while ((g = atomic_load_explicit(&rt->gate, memory_order_acquire)) == HERD__GATE_CLOSED)
-        syscall(SYS_futex, &rt->gate, FUTEX_WAIT_PRIVATE, HERD__GATE_CLOSED, NULL, NULL, 0);
+        herd__futex_wait(&rt->gate, HERD__GATE_CLOSED);
     return g == HERD__GATE_OPEN ? 0 : -1;
 }
 
@@ -115,7 +111,7 @@ static int wait_placed(herd__rt *rt, int n) {
     int k;
     /* ORDER: acquire; pairs with the release increments in place_self(). */
     while ((k = atomic_load_explicit(&rt->placed, memory_order_acquire)) < n)
-        syscall(SYS_futex, &rt->placed, FUTEX_WAIT_PRIVATE, k, NULL, NULL, 0);
+        herd__futex_wait(&rt->placed, (uint32_t)k);
     return atomic_load_explicit(&rt->place_failed, memory_order_relaxed) ? HERD_ESYS : 0;
 }
 
@@ -649,7 +645,7 @@ HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size) {
     /* ORDER: acquire; pairs with the release store in herd__join_done(): the
      * root's and its descendants' writes are visible when we return. */
     while (atomic_load_explicit(&done.futex, memory_order_acquire) == 0)
-        syscall(SYS_futex, &done.futex, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+        herd__futex_wait(&done.futex, 0);
     /* ORDER: seq_cst; pairs with herd_stop()'s seq_cst load of runs_in_progress. */
     atomic_fetch_sub_explicit(&runs_in_progress, 1, memory_order_seq_cst);
     return 0;

@@ -447,8 +447,8 @@ herd__ult *herd__readyq_pop_back(herd__readyq *rq);
 void herd__sched_loop(herd__worker *w) __attribute__((noreturn));
 /* Private futex on a 32-bit word: sleep while *addr == val (returns at once
  * otherwise, or on a signal: callers recheck), and wake up to n sleepers. */
-void herd__futex_wait(_Atomic uint32_t *addr, uint32_t val);
-void herd__futex_wake(_Atomic uint32_t *addr, int n);
+void herd__futex_wait(void *word, uint32_t val); /* word: any 32-bit atomic */
+void herd__futex_wake(void *word, int n);
 void herd__wake_one(herd__rt *rt);
 /* Before a task suspends to wait for something that another worker is
  * about to do (a barrier's last arrival, a group's last task): spin until

@@ -13,11 +13,9 @@
 #include "core/watchdog.h"
 
 #include <limits.h>
-#include <linux/futex.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 
@@ -36,7 +34,7 @@ void herd__join_done(herd__join *j) {
     if (u == HERD__WAITER_EXTERNAL) {
         /* ORDER: release; pairs with the acquire load in herd_run(). */
         atomic_store_explicit(&j->futex, 1, memory_order_release);
-        syscall(SYS_futex, &j->futex, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+        herd__futex_wake(&j->futex, INT_MAX);
         return;
     }
     if (u)

@@ -70,12 +70,13 @@ uint64_t herd__now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void herd__futex_wait(_Atomic uint32_t *addr, uint32_t val) {
-    syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+/* The process-private futex pair, for every 32-bit word herd sleeps on. */
+void herd__futex_wait(void *word, uint32_t val) {
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
-void herd__futex_wake(_Atomic uint32_t *addr, int n) {
-    syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+void herd__futex_wake(void *word, int n) {
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
 /* W3's "fence, then read sleepers". ThreadSanitizer does not model fences,

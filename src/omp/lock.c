@@ -11,7 +11,6 @@
 #include "omp/omp.h"
 
 #include <limits.h>
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -72,7 +71,7 @@ static void park(_Atomic uint32_t *addr, uint32_t expect, int kind, void *ra) {
     herd__spin_unlock(&b->lock);
     /* ORDER: acquire; pairs with the release store in unpark_one(). */
     while (atomic_load_explicit(&wt.flag, memory_order_acquire) == 0)
-        syscall(SYS_futex, &wt.flag, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+        herd__futex_wait(&wt.flag, 0);
 }
 
 static void unpark_one(_Atomic uint32_t *addr) {
@@ -100,7 +99,7 @@ static void unpark_one(_Atomic uint32_t *addr) {
     /* ORDER: release; pairs with the acquire load in park(). After this
      * store the waiter may return and its record vanish. */
     atomic_store_explicit(&wt->flag, 1, memory_order_release);
-    syscall(SYS_futex, &wt->flag, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    herd__futex_wake(&wt->flag, 1);
 }
 
 typedef struct lock_poll {
