@@ -228,14 +228,16 @@ static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t 
 }
 
 /* X1: put the task in `to`'s box if it is free (see herd__box). 1: done.
- * Context: worker 0, the only placer (no claim: a relaxed CAS per box
- * serialised a 16-member fork on 15 cache misses). */
+ * Context: worker 0, the only placer (no claim: a CAS per box serialised a
+ * 16-member fork on 15 cache misses). */
 static int box_put(herd__worker *to, herd_fn fn, void *parent, uint16_t kind, const void *arg,
                    size_t size) {
     herd__box *b = &to->box;
+    if (size > HERD__BOX_ARG)
+        return 0;
     /* ORDER: acquire; pairs with the taker's release store of EMPTY (X2):
      * its copy-out of the last task is done before we overwrite it. */
-    if (size > HERD__BOX_ARG || atomic_load_explicit(&b->state, memory_order_acquire) != HERD__BOX_EMPTY)
+    if (atomic_load_explicit(&b->state, memory_order_acquire) != HERD__BOX_EMPTY)
         return 0;
     b->fn = fn;
     b->parent = parent;

@@ -137,7 +137,8 @@ static void word_lock_at(_Atomic uint32_t *w, int kind, void *ra) {
      * and this worker has nothing else to run. */
     herd__worker *self = herd__self();
     lock_poll lp = {w, 0};
-    for (int i = 0; c == 1 && self && i < LOCK_SPINS && herd__spin_wait(self, word_free, &lp); i++) {
+    for (int i = 0; c == 1 && self && i < LOCK_SPINS && herd__spin_wait(self, word_free, &lp);
+         i++) {
         c = 0;
         /* ORDER: acquire on success, as above. */
         if (atomic_compare_exchange_strong_explicit(w, &c, 1, memory_order_acquire,
