@@ -58,11 +58,45 @@ __attribute__((noinline)) uint64_t herd_test_frames_recurse(uint64_t depth) {
     return r;
 }
 
+static _Atomic int holders, task_started; /* run mode (root_run, below) */
+
 void herd_test_frames_task(void *p) {
     (void)p;
+    atomic_store(&task_started, 1);
     if (sentinel_place(sentinel_fd, sentinel_bytes) != 0)
         _exit(SENTINEL_NO_ROOM); /* the parent runs the case again */
     printf("%llu\n", (unsigned long long)herd_test_frames_recurse(0));
+}
+
+/* Run mode: the task must run on the lowest task stack of the process, or
+ * no room is left below its guard for the sentinel (every worker's stack
+ * is mapped downwards from the last one). A root on a worker's first stack
+ * had another worker's stack right below whenever that worker started
+ * later (often under load: 20 tries in a row failed in TSan runs of CI).
+ * So the root keeps the other workers busy in a holder task, spawns the
+ * task and blocks: its worker maps a fresh stack, the lowest, and runs the
+ * task there; nobody else can take it first. */
+static void holder(void *p) {
+    (void)p;
+    atomic_fetch_add(&holders, 1);
+    for (long i = 0; !atomic_load(&task_started) && i < 2000000000L; i++)
+        ;
+}
+
+static void root_run(void *p) {
+    (void)p;
+    int others = herd_num_workers() - 1;
+    for (int i = 0; i < others; i++)
+        CHECK_OK(herd_spawn(holder, NULL, 0));
+    /* Public, so that the other workers take them (bounded: a holder that
+     * never starts leaves the old layout, and the parent tries again). */
+    for (long i = 0; atomic_load(&holders) < others && i < 2000000000L; i++)
+        herd__publish_slow();
+    static uint64_t word;
+    uint64_t v;
+    CHECK_OK(herd_feb_empty(&word));
+    CHECK_OK(herd_spawn(herd_test_frames_task, NULL, 0));
+    CHECK_OK(herd_feb_readFF(&word, &v)); /* blocks: never filled */
 }
 
 static int child_main(char **argv) {
@@ -87,7 +121,7 @@ static int child_main(char **argv) {
         herd__adopt_leave(&fr);
     } else {
         CHECK_OK(herd_start(NULL));
-        herd_run(herd_test_frames_task, NULL, 0);
+        herd_run(root_run, NULL, 0);
     }
     fprintf(stderr, "test: the overflow was not detected\n");
     return 3;
