@@ -533,11 +533,10 @@ int herd__group_place_worker(herd_group *g, int worker, herd_fn fn, const void *
 int herd__group_place_workers(herd_group *g, int first, int count, herd_fn fn, const void *args,
                               size_t arg_size);
 /* core/sync.c: herd_barrier_init on the caller's memory (64-byte aligned,
- * `bytes` long, at least herd__barrier_bytes(count)), which the caller
- * frees after the last wait, never herd_barrier_destroy. HERD_EINVAL when
- * too small. */
+ * `bytes` long), which the caller frees after the last wait, never
+ * herd_barrier_destroy. HERD_EINVAL when too small for count (then the
+ * caller may use herd_barrier_init). */
 int herd__barrier_init_at(herd_barrier *b, int64_t count, void *mem, size_t bytes);
-size_t herd__barrier_bytes(int64_t count);
 
 /* Tasks placed on w alone wait: in its box or on its queue. Any thread. */
 static inline int herd__placed_pending(herd__worker *w) {

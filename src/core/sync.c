@@ -245,8 +245,6 @@ static size_t state_bytes(int64_t count) {
 
 #define STATE(b) ((barrier_state *)(b)->herd__state)
 
-size_t herd__barrier_bytes(int64_t count) { return state_bytes(count); }
-
 HERD_API int herd_barrier_init(herd_barrier *b, int64_t count) {
     if (count < 1)
         return HERD_EINVAL;

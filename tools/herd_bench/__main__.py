@@ -39,8 +39,8 @@ from . import cli as table_cli
 from .matrix import results_doc, run_matrix, write_results
 from .paper import load, write_report
 from .runner import machine
-from .suite import (INPUTS, KERNELS, RUNTIME_KINDS, Selection, expand, find_paths,
-                    input_mismatches, parse_kernels, suite)
+from .suite import (INPUTS, KERNELS, RUNTIME_KINDS, Selection, add_runtime_paths, expand,
+                    find_paths, input_mismatches, parse_kernels, suite)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -93,11 +93,7 @@ def bench_parser() -> argparse.ArgumentParser:
                     help="results folder (default results/bench-<timestamp>)")
     ap.add_argument("--build-dir", type=Path, default=None,
                     help="build folder holding bench/ (default: herd's own, or build/release)")
-    ap.add_argument("--herd-omp", type=Path, default=None,
-                    help="herd's libgomp.so.1 (default BUILD/lib/herd/libgomp.so.1); its "
-                         "folder's libomp.so.5 serves clang-herd-omp")
-    ap.add_argument("--libomp", type=Path, default=None,
-                    help="LLVM's libomp.so.5 (default: searched under /usr/lib)")
+    add_runtime_paths(ap)
     ap.add_argument("--herd-exe", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--dry-run", action="store_true", help="list the cells, run nothing")
     ap.add_argument("--no-report", action="store_true", help="results only, no report")

@@ -51,7 +51,7 @@ from typing import Any, Callable, Optional
 
 from .report import render
 from .runner import describe_rc, git_commit, loadavg, machine
-from .suite import CLANG_KINDS, Paths, find_paths, libomp_links, omp_env
+from .suite import CLANG_KINDS, Paths, add_runtime_paths, find_paths, libomp_links, omp_env
 
 # epcc.c's constructs, in its order; the first ten are syncbench's.
 CONSTRUCTS = ("parallel", "for", "parallel_for", "barrier", "single", "critical", "lock",
@@ -240,11 +240,7 @@ def parse_args(argv: list[str], nproc: int) -> argparse.Namespace:
                     help="comma-separated subset of the five (default all)")
     ap.add_argument("--sched", default="auto",
                     help="HERD_SCHED for herd-omp and clang-herd-omp (default auto)")
-    ap.add_argument("--herd-omp", type=Path, default=None,
-                    help="herd's libgomp.so.1 (default BUILD/lib/herd/libgomp.so.1); its "
-                         "folder's libomp.so.5 serves clang-herd-omp")
-    ap.add_argument("--libomp", type=Path, default=None,
-                    help="LLVM's libomp.so.5 (default: searched under /usr/lib)")
+    add_runtime_paths(ap)
     ap.add_argument("--timeout", type=float, default=300.0,
                     help="seconds per process (default 300)")
     ap.add_argument("--seed", type=int, default=None, help="seed of the order within rounds")

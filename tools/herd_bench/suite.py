@@ -156,6 +156,16 @@ def find_paths(build: Path, herd_omp: Optional[Path] = None,
                  lo if lo and lo.exists() else None, kmp if kmp.exists() else None)
 
 
+def add_runtime_paths(ap: Any) -> None:
+    """The options that point a command at other runtime files than the
+    build's and the system's (find_paths' herd_omp and libomp)."""
+    ap.add_argument("--herd-omp", type=Path, default=None,
+                    help="herd's libgomp.so.1 (default BUILD/lib/herd/libgomp.so.1); its "
+                         "folder's libomp.so.5 serves clang-herd-omp")
+    ap.add_argument("--libomp", type=Path, default=None,
+                    help="LLVM's libomp.so.5 (default: searched under /usr/lib)")
+
+
 def find_libomp() -> Optional[Path]:
     """LLVM's OpenMP runtime, newest LLVM first."""
     pats = ["/usr/lib/llvm-*/lib/libomp.so.5", "/usr/lib/*/libomp.so.5", "/usr/lib/libomp.so.5",
