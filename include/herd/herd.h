@@ -227,8 +227,11 @@ HERD_API void herd_mutex_init(herd_mutex *m);
 HERD_API int herd_mutex_lock(herd_mutex *m);
 /** Returns 0, or HERD_EBUSY when m is held. */
 HERD_API int herd_mutex_trylock(herd_mutex *m);
-/** Release m; hands it directly to the oldest waiter (FIFO, no barging).
- *  Returns 0, or HERD_EINVAL when m is not held. */
+/** Release m and wake the oldest waiter, which takes m when it runs unless
+ *  a running task took it first (then it waits again, first in line). m is
+ *  not handed to a task that is not running yet: tasks that back off when a
+ *  try fails (std::lock over two mutexes) would find it held, and could
+ *  livelock. Returns 0, or HERD_EINVAL when m is not held. */
 HERD_API int herd_mutex_unlock(herd_mutex *m);
 
 typedef struct herd_cond {
@@ -271,6 +274,15 @@ HERD_API int herd_feb_readFE(uint64_t *addr, uint64_t *out);
  *  C++ layer's herd::full_empty::try_lock). Returns also HERD_EINVAL (addr
  *  NULL or unaligned, out NULL), HERD_ENOTASK, HERD_ENOMEM. */
 HERD_API int herd_feb_tryreadFE(uint64_t *addr, uint64_t *out);
+/** A word used as a lock: wait until *addr is full, then mark it empty
+ *  (readFE without the value); unlock with herd_feb_fill. Unlike readFE's,
+ *  a waiter is not served in turn: the fill that lets it go wakes it, and
+ *  it takes the word when it runs unless a running task took it first
+ *  (then it waits again, first in line). A word handed to a task that was
+ *  not running yet would stall tasks that back off when a try fails:
+ *  std::lock over several words livelocked. Returns 0, HERD_EINVAL (addr
+ *  NULL or unaligned), HERD_ENOTASK, HERD_ENOMEM. */
+HERD_API int herd_feb_lock(uint64_t *addr);
 /** Wait until *addr is empty, write value, and mark it full. */
 HERD_API int herd_feb_writeEF(uint64_t *addr, uint64_t value);
 /** Write value and mark *addr full, whatever its state. Never blocks. */

@@ -830,7 +830,7 @@ T parallel_reduce(B begin, E end, T identity, Map &&map, Combine &&combine,
 // All of these suspend only the calling task, never its worker, and are
 // used from inside herd tasks (herd::error with HERD_ENOTASK otherwise).
 
-/// A task mutex (herd_mutex: FIFO hand-off, not recursive). Satisfies
+/// A task mutex (herd_mutex: FIFO wake-up, no hand-off; not recursive). Satisfies
 /// Lockable: std::lock_guard, std::unique_lock, std::scoped_lock work.
 class mutex {
   public:
@@ -845,7 +845,8 @@ class mutex {
     }
     /// Acquire if free; false when held.
     bool try_lock() noexcept { return herd_mutex_trylock(&m_) == 0; }
-    /// Release; hands the mutex to the oldest waiter.
+    /// Release; wakes the oldest waiter, which takes it unless a running
+    /// task took it first (then it waits again, first in line).
     void unlock() { detail::check(herd_mutex_unlock(&m_), "herd::mutex::unlock"); }
     /// The C object.
     herd_mutex *native_handle() noexcept { return &m_; }
@@ -919,7 +920,7 @@ class barrier {
 
 /// A 64-bit word with a full/empty bit (Qthreads semantics, herd_feb_* in
 /// herd.h). It starts full with value 0 (or the given value). As a lock,
-/// full means free: lock() waits until full and empties it (readFE),
+/// full means free: lock() waits until full and empties it (herd_feb_lock),
 /// unlock() fills it, try_lock() empties it only if full; so it satisfies
 /// Lockable and works with std::lock_guard, std::unique_lock and
 /// std::scoped_lock. Destroy it full, or inside a task (the destructor then
@@ -964,8 +965,12 @@ class full_empty {
     void empty() { detail::check(herd_feb_empty(&w_), "herd::full_empty::empty"); }
     /// Whether it is full (a snapshot; anywhere).
     bool is_full() const noexcept { return herd_feb_status(&w_) == 1; }
-    /// Lockable: wait until full, mark it empty.
-    void lock() { (void)read_fe(); }
+    /// Lockable: wait until full, mark it empty (herd_feb_lock: a waiter
+    /// is woken, not served, so std::lock over several words makes progress).
+    void lock() {
+        detail::eh_parked parked;
+        detail::check(herd_feb_lock(&w_), "herd::full_empty::lock");
+    }
     /// Lockable: mark it empty if it is full; false otherwise. Never blocks.
     bool try_lock() {
         std::uint64_t v;

@@ -8,7 +8,15 @@
  * values while they have a record, and the waiters' out-values. A waiter is
  * a suspended task on the record's list with the operation it waits to do;
  * the operation that changes the state completes waiters' operations on their
- * behalf, in arrival order, and resumes them (settle()). */
+ * behalf, in arrival order, and resumes them (settle()).
+ *
+ * F1, a word used as a lock (herd_feb_lock, herd::full_empty::lock): its
+ * waiter is not served in turn. The fill that lets it go wakes it and stops
+ * there, the word still full; it takes the word when it runs, unless a
+ * running task took it first (then it waits again, at the head). A lock
+ * handed to a task that was not running yet livelocked tasks that back off
+ * when a try fails (std::lock over two words, four tasks on one worker).
+ * So a full word may have waiters: those queued behind a woken locker. */
 #include "core/runtime.h"
 #include "core/watchdog.h"
 
@@ -16,7 +24,7 @@
 
 #define NBUCKETS 1024
 
-enum feb_op { OP_READFF = 1, OP_READFE, OP_WRITEEF };
+enum feb_op { OP_READFF = 1, OP_READFE, OP_WRITEEF, OP_LOCK };
 
 typedef struct feb_waiter {
     struct feb_waiter *next;
@@ -74,12 +82,13 @@ static void drop_if_idle(bucket *b, feb_rec *r) {
 
 /* Complete what the state now allows, oldest waiter first: a full word
  * serves every reader up to and including the first readFE (which empties
- * it); an empty word serves the first writeEF (which fills it); repeat.
- * Completed waiters are chained on *ready. Bucket lock held. */
+ * it), or up to the first locker (F1: woken, not served; it ends the
+ * settling); an empty word serves the first writeEF (which fills it);
+ * repeat. Completed waiters are chained on *ready. Bucket lock held. */
 static void settle(feb_rec *r, feb_waiter **ready) {
     feb_waiter **p = &r->head, *prev = NULL;
-    int progress = 1;
-    while (progress) {
+    int progress = 1, locker = 0;
+    while (progress && !locker) {
         progress = 0;
         p = &r->head;
         prev = NULL;
@@ -97,6 +106,8 @@ static void settle(feb_rec *r, feb_waiter **ready) {
                 *r->addr = x->value;
                 r->full = 1;
                 done = 1;
+            } else if (r->full && x->op == OP_LOCK) {
+                done = locker = 1;
             }
             if (done) {
                 *p = x->next;
@@ -105,6 +116,8 @@ static void settle(feb_rec *r, feb_waiter **ready) {
                 x->next = *ready;
                 *ready = x;
                 progress = 1;
+                if (locker)
+                    break;
             } else {
                 prev = x;
                 p = &x->next;
@@ -125,6 +138,7 @@ typedef struct feb_arm {
     bucket *b;
     feb_rec *r;
     feb_waiter *x;
+    int at_head; /* a woken locker that lost the word (F1) */
 } feb_arm;
 
 static void arm_feb(herd__worker *w, herd__ult *u, void *p) {
@@ -135,13 +149,51 @@ static void arm_feb(herd__worker *w, herd__ult *u, void *p) {
     feb_rec *r = a->r;
     feb_waiter *x = a->x;
     x->ult = u;
-    x->next = NULL;
-    if (r->tail)
-        r->tail->next = x;
-    else
+    if (a->at_head) {
+        x->next = r->head;
         r->head = x;
-    r->tail = x;
+        if (!r->tail)
+            r->tail = x;
+    } else {
+        x->next = NULL;
+        if (r->tail)
+            r->tail->next = x;
+        else
+            r->head = x;
+        r->tail = x;
+    }
     herd__spin_unlock(&b->lock);
+}
+
+/* Do op on addr now (the state allows it), then serve the waiters it
+ * enabled. Waiters queued on the word wait for the other state (after
+ * every settle() none can proceed in the current one) or behind a woken
+ * locker (F1), so this overtakes only what a locker would. Called with the
+ * bucket lock held; releases it. */
+static int do_now(bucket *b, feb_rec **p, uint64_t *addr, int op, uint64_t in, uint64_t *out) {
+    feb_waiter *ready = NULL;
+    if (op == OP_WRITEEF) {
+        *addr = in;
+        (*p)->full = 1; /* empty, so it has a record */
+        settle(*p, &ready);
+        drop_if_idle(b, *p);
+    } else {
+        if (out)
+            *out = *addr;
+        if (op != OP_READFF) {
+            feb_rec *r = get_rec(b, addr);
+            if (!r) {
+                herd__spin_unlock(&b->lock);
+                return HERD_ENOMEM;
+            }
+            r->full = 0;
+            settle(r, &ready);
+            drop_if_idle(b, r);
+        }
+    }
+    herd__spin_unlock(&b->lock);
+    wake_all(ready);
+    return 0;
 }
 
 /* Do op on addr, suspending until the state allows it; with `nowait`,
@@ -155,52 +207,31 @@ static int feb_op(uint64_t *addr, int op, uint64_t in, uint64_t *out, int nowait
         return HERD_EINVAL;
     bucket *b = bucket_of(addr);
     herd__spin_lock(&b->lock);
-    feb_rec **p = find(b, addr);
-    int full = *p ? (*p)->full : 1;
-    int can = op == OP_WRITEEF ? !full : full;
-    if (can) {
-        /* Do it now. Waiters queued on this word wait for the other state
-         * (after every settle() none can proceed in the current one), so
-         * this does not overtake anyone; then serve those it enabled. */
-        feb_waiter *ready = NULL;
-        if (op == OP_WRITEEF) {
-            *addr = in;
-            (*p)->full = 1; /* empty, so it has a record */
-            settle(*p, &ready);
-            drop_if_idle(b, *p);
-        } else {
-            *out = *addr;
-            if (op == OP_READFE) {
-                feb_rec *r = get_rec(b, addr);
-                if (!r) {
-                    herd__spin_unlock(&b->lock);
-                    return HERD_ENOMEM;
-                }
-                r->full = 0;
-                settle(r, &ready);
-                drop_if_idle(b, r);
-            }
+    for (int woken = 0;; woken = 1) {
+        feb_rec **p = find(b, addr);
+        int full = *p ? (*p)->full : 1;
+        if (op == OP_WRITEEF ? !full : full)
+            return do_now(b, p, addr, op, in, out);
+        if (nowait) {
+            herd__spin_unlock(&b->lock);
+            return HERD_EBUSY;
         }
-        herd__spin_unlock(&b->lock);
-        wake_all(ready);
-        return 0;
+        feb_rec *r = get_rec(b, addr);
+        if (!r) {
+            herd__spin_unlock(&b->lock);
+            return HERD_ENOMEM;
+        }
+        feb_waiter x = {.op = op, .value = in};
+        feb_arm a = {b, r, &x, woken};
+        /* arm_feb releases the bucket lock */
+        herd__block_on(HERD__WAIT_FEB, addr, ra, arm_feb, &a);
+        if (op != OP_LOCK) { /* served by the waker */
+            if (out)
+                *out = x.value;
+            return 0;
+        }
+        herd__spin_lock(&b->lock); /* F1: woken, not served: try again */
     }
-    if (nowait) {
-        herd__spin_unlock(&b->lock);
-        return HERD_EBUSY;
-    }
-    feb_rec *r = get_rec(b, addr);
-    if (!r) {
-        herd__spin_unlock(&b->lock);
-        return HERD_ENOMEM;
-    }
-    feb_waiter x = {.op = op, .value = in};
-    feb_arm a = {b, r, &x};
-    /* arm_feb releases the bucket lock */
-    herd__block_on(HERD__WAIT_FEB, addr, ra, arm_feb, &a);
-    if (out)
-        *out = x.value;
-    return 0;
 }
 
 HERD_API int herd_feb_readFF(uint64_t *addr, uint64_t *out) {
@@ -213,6 +244,10 @@ HERD_API int herd_feb_readFE(uint64_t *addr, uint64_t *out) {
 
 HERD_API int herd_feb_tryreadFE(uint64_t *addr, uint64_t *out) {
     return out ? feb_op(addr, OP_READFE, 0, out, 1, __builtin_return_address(0)) : HERD_EINVAL;
+}
+
+HERD_API int herd_feb_lock(uint64_t *addr) {
+    return feb_op(addr, OP_LOCK, 0, NULL, 0, __builtin_return_address(0));
 }
 
 HERD_API int herd_feb_writeEF(uint64_t *addr, uint64_t value) {

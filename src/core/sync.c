@@ -67,19 +67,41 @@ static void arm_mutex(herd__worker *w, herd__ult *u, void *p) {
     herd__spin_unlock(&v->lock);
 }
 
+/* A waiter that was woken and found the mutex taken again waits at the
+ * head: it keeps its place in the queue. */
+static void arm_mutex_again(herd__worker *w, herd__ult *u, void *p) {
+    (void)w;
+    mutex_view *v = p;
+    u->next = v->head;
+    v->head = u;
+    if (!v->tail)
+        v->tail = u;
+    herd__spin_unlock(&v->lock);
+}
+
 HERD_API int herd_mutex_lock(herd_mutex *m) {
     if (!in_task())
         return HERD_ENOTASK;
     mutex_view *v = (mutex_view *)(void *)m;
+    void *ra = __builtin_return_address(0);
     herd__spin_lock(&v->lock);
-    if (!v->held) {
-        v->held = 1;
-        herd__spin_unlock(&v->lock);
-        return 0;
+    /* M1: the unlocker does not hand the mutex over; it frees it and wakes
+     * the oldest waiter, which takes it here unless a running task took it
+     * first. A hand-over gave the mutex to a task that was not running yet,
+     * and tasks that back off when a try fails (std::lock over two herd
+     * mutexes: lock one, try the other, release and retry the other way)
+     * then found each mutex held by a task waiting to run behind them:
+     * four such tasks on one worker livelocked (cpp.sync@lifo, whose
+     * resumed tasks all gathered on one worker). */
+    int woken = 0;
+    while (v->held) {
+        /* The arm action releases the spinlock, after our context is saved. */
+        herd__block_on(HERD__WAIT_MUTEX, m, ra, woken ? arm_mutex_again : arm_mutex, v);
+        woken = 1;
+        herd__spin_lock(&v->lock);
     }
-    /* The unlocker hands the mutex over with `held` still 1 (no barging), so
-     * when we resume we own it. The lock is released by arm_mutex. */
-    herd__block_on(HERD__WAIT_MUTEX, m, __builtin_return_address(0), arm_mutex, v);
+    v->held = 1;
+    herd__spin_unlock(&v->lock);
     return 0;
 }
 
@@ -102,9 +124,9 @@ static int mutex_unlock(herd_mutex *m) {
         herd__spin_unlock(&v->lock);
         return HERD_EINVAL;
     }
+    /* M1: free it, and wake the oldest waiter to take it. */
     herd__ult *next = list_pop(&v->head, &v->tail);
-    if (!next)
-        v->held = 0;
+    v->held = 0;
     herd__spin_unlock(&v->lock);
     if (next)
         herd__ult_ready(next);

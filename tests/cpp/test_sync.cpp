@@ -6,7 +6,9 @@
 // gives its worker up (a spinning wait would hang, and the test's timeout
 // fails it): more tasks than workers meet at a barrier; consumers all wait
 // on a condition at once; a task waits for a mutex held by a task that is
-// itself waiting for a full/empty word. Then the same cases with the
+// itself waiting for a full/empty word; std::scoped_lock over two locks,
+// taken in both orders by many tasks (a lock handed to a task that was not
+// running yet livelocked it). Then the same cases with the
 // environment's workers (the scheduler matrix).
 //
 // herd-test-matrix: unit
@@ -85,6 +87,38 @@ void mutexes(int tasks, int iters) {
     CHECK(word.try_lock());
     CHECK(!word.try_lock());
     word.unlock();
+}
+
+// std::lock locks one, tries the other, and on failure releases and starts
+// over from the other: with locks handed to waiters that were not running
+// yet, each try found the other lock held by a task queued behind it, and
+// four tasks on one worker livelocked. A section yields, so tasks queue up.
+template <class A, class B> void lock_pairs(const char *what, int tasks, int iters) {
+    STEP("std::scoped_lock over %s, both orders, %d tasks", what, tasks);
+    A a;
+    B b;
+    long n = 0; // guarded by a and b
+    herd::task_group g;
+    for (int t = 0; t < tasks; t++)
+        g.run([&, t] {
+            for (int i = 0; i < iters; i++) {
+                if ((t + i) % 2) {
+                    std::scoped_lock lk(a, b);
+                    n++;
+                    herd::this_task::yield();
+                } else {
+                    std::scoped_lock lk(b, a);
+                    n++;
+                    herd::this_task::yield();
+                }
+            }
+        });
+    g.wait();
+    CHECK_EQ(n, long(tasks) * iters);
+    CHECK(a.try_lock());
+    CHECK(b.try_lock());
+    a.unlock();
+    b.unlock();
 }
 
 void blocked_mutex_holder() {
@@ -220,6 +254,10 @@ void full_empty_words() {
 
 void all(int tasks) {
     mutexes(tasks, int(CHECK_SCALED(CHECK_SIZE(400, 100))) + 8);
+    int pair_iters = int(CHECK_SIZE(100, 30));
+    lock_pairs<herd::mutex, herd::mutex>("two mutexes", tasks, pair_iters);
+    lock_pairs<herd::full_empty, herd::full_empty>("two full/empty words", tasks, pair_iters);
+    lock_pairs<herd::mutex, herd::full_empty>("a mutex and a word", tasks, pair_iters);
     blocked_mutex_holder();
     conditions(tasks);
     barriers(tasks, CHECK_SIZE(20, 8));

@@ -1,7 +1,8 @@
 /* Full/empty bits (src/core/feb.c): every operation on its own, then tasks
  * that block on words: a writeEF waiting for an empty, a producer/consumer
  * pair and a relay chain through words, many readers released by one
- * writeF, many readFE/writeEF pairs each served exactly once.
+ * writeF, many readFE/writeEF pairs each served exactly once, a word used
+ * as a lock.
  *
  * Blocking is checked by outcome, not time: a writer that may only finish
  * after an empty must not have finished before it. */
@@ -96,7 +97,15 @@ static void ops_root(void *p) {
     CHECK_RC(herd_feb_tryreadFE(odd, &v), HERD_EINVAL);
     CHECK_RC(herd_feb_tryreadFE(&w[0], NULL), HERD_EINVAL);
     CHECK_RC(herd_feb_writeF(NULL, 1), HERD_EINVAL);
+    CHECK_RC(herd_feb_lock(odd), HERD_EINVAL);
+    CHECK_RC(herd_feb_lock(NULL), HERD_EINVAL);
     CHECK_EQ(w[0], 43); /* failed calls wrote nothing */
+
+    /* lock: readFE without the value. */
+    CHECK_OK(herd_feb_lock(&w[0]));
+    CHECK_EQ(herd_feb_status(&w[0]), 0);
+    CHECK_EQ(w[0], 43);
+    CHECK_OK(herd_feb_fill(&w[0]));
     free(w);
 }
 
@@ -171,6 +180,86 @@ static void block_read_root(void *p) {
     CHECK_OK(herd_wait());
     CHECK_EQ(atomic_load(&br_done), 2);
     CHECK_OK(herd_feb_fill(&br_word));
+}
+
+/* ------------------------------------------------- a word used as a lock
+ * herd_feb_lock (F1 in src/core/feb.c): a fill wakes the oldest locker but
+ * leaves the word full, so the running task may take it first; the locker
+ * then waits again at the head, ahead of later lockers. Checked exactly on
+ * one worker, where the woken locker runs only when the root yields. */
+static uint64_t lk_word;
+static _Atomic int lk_arrived;
+static int lk_order[2], lk_pos; /* guarded by lk_word */
+
+static void lk_task(void *p) {
+    int i = *(int *)p;
+    atomic_fetch_add(&lk_arrived, 1);
+    CHECK_OK(herd_feb_lock(&lk_word));
+    lk_order[lk_pos++] = i;
+    CHECK_OK(herd_feb_fill(&lk_word));
+}
+
+static void lock_wake_root(void *p) {
+    (void)p;
+    lk_pos = 0;
+    CHECK_OK(herd_feb_lock(&lk_word));
+    int first = 1, second = 2;
+    CHECK_OK(herd_spawn(lk_task, &first, sizeof first));
+    while (atomic_load(&lk_arrived) < 1)
+        CHECK_OK(herd_yield());
+    CHECK_OK(herd_feb_fill(&lk_word)); /* wakes the locker, still full */
+    CHECK_EQ(herd_feb_status(&lk_word), 1);
+    uint64_t v;
+    CHECK_OK(herd_feb_tryreadFE(&lk_word, &v)); /* taken before it runs */
+    for (int i = 0; i < 20; i++)
+        CHECK_OK(herd_yield()); /* it runs, finds it empty, waits again */
+    CHECK_EQ(lk_pos, 0);
+    CHECK_OK(herd_spawn(lk_task, &second, sizeof second));
+    while (atomic_load(&lk_arrived) < 2)
+        CHECK_OK(herd_yield());
+    CHECK_OK(herd_feb_fill(&lk_word));
+    CHECK_OK(herd_wait());
+    CHECK_EQ(lk_pos, 2);
+    CHECK_EQ(lk_order[0], 1); /* it kept its place at the head */
+    CHECK_EQ(lk_order[1], 2);
+    CHECK_EQ(herd_feb_status(&lk_word), 1);
+}
+
+/* Many lockers on any number of workers: mutual exclusion, every section
+ * run once, the word full at the end. */
+#define LOCKERS 24
+#define LOCKS_EACH CHECK_SIZE(400, 50)
+static uint64_t lm_word;
+static long lm_count; /* guarded by lm_word */
+static _Atomic int lm_inside;
+
+static void lm_task(void *p) {
+    (void)p;
+    for (int i = 0; i < LOCKS_EACH; i++) {
+        CHECK_OK(herd_feb_lock(&lm_word));
+        CHECK_EQ(atomic_fetch_add(&lm_inside, 1), 0);
+        lm_count++;
+        if (i % 16 == 0)
+            CHECK_OK(herd_yield()); /* hold it across a switch */
+        atomic_fetch_sub(&lm_inside, 1);
+        CHECK_OK(herd_feb_fill(&lm_word));
+    }
+}
+
+static void lock_many_root(void *p) {
+    (void)p;
+    lm_count = 0;
+    for (int t = 0; t < LOCKERS; t++)
+        CHECK_OK(herd_spawn(lm_task, NULL, 0));
+    CHECK_OK(herd_wait());
+    CHECK_EQ(lm_count, (long)LOCKERS * LOCKS_EACH);
+    CHECK_EQ(herd_feb_status(&lm_word), 1);
+}
+
+static void run_locks(void) {
+    if (herd_num_workers() == 1)
+        CHECK_OK(herd_run(lock_wake_root, NULL, 0));
+    CHECK_OK(herd_run(lock_many_root, NULL, 0));
 }
 
 /* ----------------------------------- producer/consumer through one word */
@@ -322,6 +411,7 @@ static const struct {
     {"relay through words", relay_root, NULL},
     {"readers released by one writeF", many_readers_root, NULL},
     {"readFE / writeEF pairs on one word", exchange_root, NULL},
+    {"a word as a lock: lockers woken, not served", NULL, run_locks},
 };
 
 /* With an argument N, runs case N only (for debugging a failure). */

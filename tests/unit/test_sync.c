@@ -63,7 +63,7 @@ static void trylock_root(void *p) {
     CHECK_OK(herd_mutex_unlock(&m));
 }
 
-/* FIFO hand-off: tasks queued on a held mutex get it in arrival order. With
+/* FIFO: tasks queued on a held mutex get it in arrival order. With
  * one worker the arrival order is known: each waiter announces itself just
  * before it suspends, and the root only resumes when the waiter is queued. */
 #define FIFO_N 50
@@ -94,6 +94,46 @@ static void fifo_root(void *p) {
     CHECK_EQ(fifo_pos, FIFO_N);
     for (int i = 0; i < FIFO_N; i++)
         CHECK_EQ(fifo_order[i], i);
+}
+
+/* No hand-off (M1 in src/core/sync.c): an unlock wakes the oldest waiter
+ * but leaves the mutex free, so the running task may take it again first;
+ * the waiter then waits again at the head, ahead of later arrivals. One
+ * worker, so the woken waiter runs only when the root yields. */
+static herd_mutex nh_m;
+static _Atomic int nh_arrived;
+static int nh_order[2], nh_pos; /* guarded by nh_m */
+
+static void nh_task(void *p) {
+    int i = *(int *)p;
+    atomic_fetch_add(&nh_arrived, 1);
+    CHECK_OK(herd_mutex_lock(&nh_m));
+    nh_order[nh_pos++] = i;
+    CHECK_OK(herd_mutex_unlock(&nh_m));
+}
+
+static void no_handoff_root(void *p) {
+    (void)p;
+    herd_mutex_init(&nh_m);
+    nh_pos = 0;
+    CHECK_OK(herd_mutex_lock(&nh_m));
+    int first = 1, second = 2;
+    CHECK_OK(herd_spawn(nh_task, &first, sizeof first));
+    while (atomic_load(&nh_arrived) < 1)
+        CHECK_OK(herd_yield());
+    CHECK_OK(herd_mutex_unlock(&nh_m)); /* wakes the first waiter ... */
+    CHECK_OK(herd_mutex_trylock(&nh_m)); /* ... which does not own it yet */
+    for (int i = 0; i < 20; i++)
+        CHECK_OK(herd_yield()); /* it runs, finds it held, waits again */
+    CHECK_EQ(nh_pos, 0);
+    CHECK_OK(herd_spawn(nh_task, &second, sizeof second));
+    while (atomic_load(&nh_arrived) < 2)
+        CHECK_OK(herd_yield());
+    CHECK_OK(herd_mutex_unlock(&nh_m));
+    CHECK_OK(herd_wait());
+    CHECK_EQ(nh_pos, 2);
+    CHECK_EQ(nh_order[0], 1); /* it kept its place at the head */
+    CHECK_EQ(nh_order[1], 2);
 }
 
 /* -------------------------------------------- condition: bounded queue */
@@ -271,8 +311,10 @@ int main(void) {
     STEP("mutex: %d tasks increment a plain counter", MUTEX_TASKS);
     CHECK_OK(herd_run(mutex_root, NULL, 0));
     if (herd_num_workers() == 1) {
-        STEP("mutex: FIFO hand-off");
+        STEP("mutex: waiters served in arrival order");
         CHECK_OK(herd_run(fifo_root, NULL, 0));
+        STEP("mutex: no hand-off; a woken waiter that lost it waits again first in line");
+        CHECK_OK(herd_run(no_handoff_root, NULL, 0));
     }
     STEP("condition: bounded queue, %d producers, %d consumers", PRODUCERS, CONSUMERS);
     CHECK_OK(herd_run(queue_root, NULL, 0));
