@@ -57,32 +57,18 @@
 
 #include <hwloc.h>
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PRIO_MAX_PUS 65536 /* see "Range" above */
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
-static int cmp_ll(const void *a, const void *b)
-{
+static int cmp_ll(const void *a, const void *b) {
     long long x = *(const long long *)a, y = *(const long long *)b;
     return x < y ? -1 : x > y;
 }
 
 /* Sort vals[0..n), drop duplicates, fill pr->hop_value and pr->nhops. */
-static void rank_values(herd__prio *pr, long long *vals, int n)
-{
+static void rank_values(herd__prio *pr, long long *vals, int n) {
     qsort(vals, (size_t)n, sizeof *vals, cmp_ll);
     pr->nhops = 0;
     for (int i = 0; i < n; i++) {
@@ -95,8 +81,7 @@ static void rank_values(herd__prio *pr, long long *vals, int n)
 }
 
 /* The class of distance v: the last class whose value is <= v. */
-static int class_of(const herd__prio *pr, long long v)
-{
+static int class_of(const herd__prio *pr, long long v) {
     int c = 0;
     while (c + 1 < pr->nhops && pr->hop_value[c + 1] <= v)
         c++;
@@ -108,8 +93,7 @@ static int class_of(const herd__prio *pr, long long v)
 /* Hops from hwloc's NUMA latency matrix. Returns 1 when used, 0 when the
  * topology has no matrix covering every PU's node (pr->hops_from says why),
  * or HERD_ENOMEM. */
-static int hops_from_matrix(const herd__topo *t, herd__prio *pr, char *err, size_t errlen)
-{
+static int hops_from_matrix(const herd__topo *t, herd__prio *pr, char *err, size_t errlen) {
     hwloc_topology_t hw = t->hw;
     struct hwloc_distances_s *d = NULL;
     unsigned nr = 1;
@@ -128,7 +112,8 @@ static int hops_from_matrix(const herd__topo *t, herd__prio *pr, char *err, size
     int *count = calloc((size_t)nrows, sizeof *count);
     long long *vals = malloc((size_t)nrows * (size_t)nrows * sizeof *vals);
     if (pr->row == NULL || pr->row_hop == NULL || count == NULL || vals == NULL) {
-        rc = fail(err, errlen, HERD_ENOMEM, "no memory for a %d-node distance matrix", nrows);
+        rc = herd__topo_fail(err, errlen, HERD_ENOMEM, "no memory for a %d-node distance matrix",
+                             nrows);
         goto out;
     }
     for (int p = 0; p < t->npus && rc == 1; p++) {
@@ -136,8 +121,7 @@ static int hops_from_matrix(const herd__topo *t, herd__prio *pr, char *err, size
         pr->row[p] = node != NULL ? hwloc_distances_obj_index(d, node) : -1;
         if (pr->row[p] < 0) {
             snprintf(pr->hops_from, sizeof pr->hops_from,
-                     "herd's tree distance (the NUMA latency matrix lacks the node of PU %d)",
-                     p);
+                     "herd's tree distance (the NUMA latency matrix lacks the node of PU %d)", p);
             rc = 0;
         } else {
             count[pr->row[p]]++;
@@ -180,8 +164,7 @@ out:
 
 /* Hops from herd__topo_distance(): its values (1..HERD__NLEVELS) that occur
  * between two distinct PUs, ranked. */
-static void hops_from_tree(const herd__topo *t, herd__prio *pr)
-{
+static void hops_from_tree(const herd__topo *t, herd__prio *pr) {
     int seen[HERD__NLEVELS + 1] = {0};
     for (int a = 0; a < t->npus; a++)
         for (int b = a + 1; b < t->npus; b++)
@@ -198,8 +181,7 @@ static void hops_from_tree(const herd__topo *t, herd__prio *pr)
         pr->dist_hop[v] = (signed char)class_of(pr, v);
 }
 
-int herd__prio_hop(const herd__prio *pr, const herd__topo *t, int a, int b)
-{
+int herd__prio_hop(const herd__prio *pr, const herd__topo *t, int a, int b) {
     if (a == b)
         return -1;
     if (pr->numa_matrix)
@@ -209,8 +191,7 @@ int herd__prio_hop(const herd__prio *pr, const herd__topo *t, int a, int b)
 
 /* ------------------------------------------------------- priorities */
 
-static void free_arrays(herd__prio *pr)
-{
+static void free_arrays(herd__prio *pr) {
     free(pr->p0);
     free(pr->v1);
     free(pr->v2);
@@ -219,15 +200,13 @@ static void free_arrays(herd__prio *pr)
     free(pr->row_hop);
 }
 
-void herd__prio_free(herd__prio *pr)
-{
+void herd__prio_free(herd__prio *pr) {
     free_arrays(pr);
     memset(pr, 0, sizeof *pr);
 }
 
 /* P0: the PUs of each PU's NUMA domain. */
-static void first_level(const herd__topo *t, herd__prio *pr)
-{
+static void first_level(const herd__topo *t, herd__prio *pr) {
     const int *numa = t->domain[HERD__LVL_NUMA];
     /* Domains are numbered in PU order, so each one is a run of PUs. */
     for (int p = 0; p < t->npus;) {
@@ -242,8 +221,7 @@ static void first_level(const herd__topo *t, herd__prio *pr)
 
 /* V1 and V2 (Figure 4): two passes over every pair, the second reading the
  * P0 + V1 of the first. */
-static void hop_terms(const herd__topo *t, herd__prio *pr)
-{
+static void hop_terms(const herd__topo *t, herd__prio *pr) {
     for (int p = 0; p < t->npus; p++) {
         long long v1 = 0;
         for (int q = 0; q < t->npus; q++)
@@ -261,13 +239,12 @@ static void hop_terms(const herd__topo *t, herd__prio *pr)
     }
 }
 
-int herd__prio_compute(const herd__topo *t, herd__prio *pr, char *err, size_t errlen)
-{
+int herd__prio_compute(const herd__topo *t, herd__prio *pr, char *err, size_t errlen) {
     memset(pr, 0, sizeof *pr);
     if (t->npus < 1 || t->npus > PRIO_MAX_PUS)
-        return fail(err, errlen, HERD_EINVAL,
-                    "numa-priority ranks 1 to %d PUs; this machine has %d", PRIO_MAX_PUS,
-                    t->npus);
+        return herd__topo_fail(err, errlen, HERD_EINVAL,
+                               "numa-priority ranks 1 to %d PUs; this machine has %d", PRIO_MAX_PUS,
+                               t->npus);
     size_t n = (size_t)t->npus;
     pr->npus = t->npus;
     pr->p0 = calloc(n, sizeof *pr->p0);
@@ -276,7 +253,7 @@ int herd__prio_compute(const herd__topo *t, herd__prio *pr, char *err, size_t er
     pr->prio = calloc(n, sizeof *pr->prio);
     if (pr->p0 == NULL || pr->v1 == NULL || pr->v2 == NULL || pr->prio == NULL) {
         herd__prio_free(pr);
-        return fail(err, errlen, HERD_ENOMEM, "no memory to rank %d PUs", t->npus);
+        return herd__topo_fail(err, errlen, HERD_ENOMEM, "no memory to rank %d PUs", t->npus);
     }
     int rc = hops_from_matrix(t, pr, err, errlen);
     if (rc < 0) {
@@ -292,8 +269,7 @@ int herd__prio_compute(const herd__topo *t, herd__prio *pr, char *err, size_t er
     return 0;
 }
 
-int herd__prio_master(const herd__prio *pr)
-{
+int herd__prio_master(const herd__prio *pr) {
     int best = 0;
     for (int p = 1; p < pr->npus; p++)
         if (pr->prio[p] > pr->prio[best])
@@ -309,8 +285,7 @@ typedef struct near_key {
     int pu;
 } near_key;
 
-static int near_cmp(const void *a, const void *b)
-{
+static int near_cmp(const void *a, const void *b) {
     const near_key *x = a, *y = b;
     if (x->hop != y->hop)
         return x->hop < y->hop ? -1 : 1;
@@ -319,9 +294,8 @@ static int near_cmp(const void *a, const void *b)
     return x->pu < y->pu ? -1 : x->pu > y->pu;
 }
 
-int herd__topo_place_numa_priority(const herd__topo *t, int nworkers, int *pu_of_worker,
-                                   char *err, size_t errlen)
-{
+int herd__topo_place_numa_priority(const herd__topo *t, int nworkers, int *pu_of_worker, char *err,
+                                   size_t errlen) {
     herd__prio pr;
     int rc = herd__prio_compute(t, &pr, err, errlen);
     if (rc != 0)
@@ -329,7 +303,7 @@ int herd__topo_place_numa_priority(const herd__topo *t, int nworkers, int *pu_of
     near_key *k = malloc((size_t)t->npus * sizeof *k);
     if (k == NULL) {
         herd__prio_free(&pr);
-        return fail(err, errlen, HERD_ENOMEM, "no memory to place %d workers", nworkers);
+        return herd__topo_fail(err, errlen, HERD_ENOMEM, "no memory to place %d workers", nworkers);
     }
     int master = herd__prio_master(&pr);
     for (int p = 0; p < t->npus; p++)
@@ -344,8 +318,7 @@ int herd__topo_place_numa_priority(const herd__topo *t, int nworkers, int *pu_of
 
 /* --------------------------------------------------------- printing */
 
-void herd__prio_print(const herd__topo *t, FILE *out)
-{
+void herd__prio_print(const herd__topo *t, FILE *out) {
     herd__prio pr;
     char err[256];
     if (herd__prio_compute(t, &pr, err, sizeof err) != 0) {

@@ -29,8 +29,8 @@
 #include <sys/stat.h>
 
 #define ACCEPTED_FORMS                                                                             \
-    "accepted: an hwloc synthetic description, outermost level first and ending with pu (e.g. " \
-    "\"pack:2 core:4 pu:2\", \"pack:4 l3:1 core:8 pu:1\"), or the path of an hwloc XML file (an " \
+    "accepted: an hwloc synthetic description, outermost level first and ending with pu (e.g. "    \
+    "\"pack:2 core:4 pu:2\", \"pack:4 l3:1 core:8 pu:1\"), or the path of an hwloc XML file (an "  \
     "existing file or a name ending in .xml)"
 
 static const char *const level_names[HERD__NLEVELS + 1] = {
@@ -47,10 +47,7 @@ static const hwloc_obj_type_t level_types[HERD__NLEVELS + 1] = {
     [HERD__LVL_PU] = HWLOC_OBJ_PU,
 };
 
-/* Write a sentence into err (when the caller gave room) and return code, so
- * that error paths read `return fail(...)`. */
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
+int herd__topo_fail(char *err, size_t errlen, int code, const char *fmt, ...) {
     if (err != NULL && errlen > 0) {
         va_list ap;
         va_start(ap, fmt);
@@ -60,8 +57,7 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
     return code;
 }
 
-herd__level herd__topo_level_parse(const char *name)
-{
+herd__level herd__topo_level_parse(const char *name) {
     if (name == NULL)
         return 0;
     for (int l = HERD__LVL_MACHINE; l <= HERD__LVL_PU; l++)
@@ -70,15 +66,13 @@ herd__level herd__topo_level_parse(const char *name)
     return 0;
 }
 
-const char *herd__topo_level_name(herd__level l)
-{
+const char *herd__topo_level_name(herd__level l) {
     if (l < HERD__LVL_MACHINE || l > HERD__LVL_PU)
         return "?";
     return level_names[l];
 }
 
-const char *herd__bind_name(herd__bind b)
-{
+const char *herd__bind_name(herd__bind b) {
     switch (b) {
     case HERD__BIND_NONE:
         return "none";
@@ -100,43 +94,40 @@ const char *herd__bind_name(herd__bind b)
 
 /* ------------------------------------------------------------- loading */
 
-static int ends_with(const char *s, const char *suffix)
-{
+static int ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static int is_xml_spec(const char *spec)
-{
+static int is_xml_spec(const char *spec) {
     struct stat st;
     return ends_with(spec, ".xml") || (stat(spec, &st) == 0 && S_ISREG(st.st_mode));
 }
 
-static int use_real_machine(herd__topo *t, hwloc_topology_t hw, char *err, size_t errlen)
-{
+static int use_real_machine(herd__topo *t, hwloc_topology_t hw, char *err, size_t errlen) {
     /* hwloc already drops PUs outside the process's cgroup (the "allowed"
      * set). RESTRICT_TO_CPUBINDING also drops PUs outside the affinity mask,
      * so `taskset -c 0-3 prog` gets four workers, as HERD_WORKERS documents. */
     unsigned long flags =
         HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM | HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING;
     if (hwloc_topology_set_flags(hw, flags) != 0)
-        return fail(err, errlen, HERD_ESYS, "hwloc refused the topology flags: %s",
-                    strerror(errno));
+        return herd__topo_fail(err, errlen, HERD_ESYS, "hwloc refused the topology flags: %s",
+                               strerror(errno));
     snprintf(t->source, sizeof t->source, "this machine");
     return 0;
 }
 
-static int use_xml(herd__topo *t, hwloc_topology_t hw, const char *spec, char *err,
-                   size_t errlen)
-{
+static int use_xml(herd__topo *t, hwloc_topology_t hw, const char *spec, char *err, size_t errlen) {
     struct stat st;
     if (stat(spec, &st) != 0)
-        return fail(err, errlen, HERD_EINVAL, "topology \"%s\": no such XML file (%s); %s", spec,
-                    strerror(errno), ACCEPTED_FORMS);
+        return herd__topo_fail(err, errlen, HERD_EINVAL,
+                               "topology \"%s\": no such XML file (%s); %s", spec, strerror(errno),
+                               ACCEPTED_FORMS);
     if (hwloc_topology_set_xml(hw, spec) != 0)
-        return fail(err, errlen, HERD_EINVAL,
-                    "topology \"%s\": the file could not be read as an hwloc XML topology; %s",
-                    spec, ACCEPTED_FORMS);
+        return herd__topo_fail(
+            err, errlen, HERD_EINVAL,
+            "topology \"%s\": the file could not be read as an hwloc XML topology; %s", spec,
+            ACCEPTED_FORMS);
     t->synthetic = 1;
     snprintf(t->source, sizeof t->source, "xml: %s", spec);
     return 0;
@@ -146,8 +137,7 @@ static int use_xml(herd__topo *t, hwloc_topology_t hw, const char *spec, char *e
  * ("pack:2 core:4 pu:2" -> 16), saturated above the bound. A level is
  * "type:N" or "N", possibly followed by "(attributes)"; a word of another
  * form counts 1 and is left for hwloc to judge. */
-static long long synthetic_pus(const char *spec)
-{
+static long long synthetic_pus(const char *spec) {
     long long pus = 1;
     for (const char *p = spec; *p;) {
         p += strspn(p, " \t");
@@ -168,34 +158,32 @@ static long long synthetic_pus(const char *spec)
     return pus;
 }
 
-static int model_too_large(const char *spec, long long pus, char *err, size_t errlen)
-{
-    return fail(err, errlen, HERD_EINVAL,
-                "topology \"%s\" has %s%lld PUs; a modelled machine may have at most %d "
-                "(herd's bound on workers, one per PU)",
-                spec, pus >= (long long)1 << 40 ? "more than " : "", pus,
-                HERD__TOPO_MODEL_PUS_MAX);
+static int model_too_large(const char *spec, long long pus, char *err, size_t errlen) {
+    return herd__topo_fail(err, errlen, HERD_EINVAL,
+                           "topology \"%s\" has %s%lld PUs; a modelled machine may have at most %d "
+                           "(herd's bound on workers, one per PU)",
+                           spec, pus >= (long long)1 << 40 ? "more than " : "", pus,
+                           HERD__TOPO_MODEL_PUS_MAX);
 }
 
 static int use_synthetic(herd__topo *t, hwloc_topology_t hw, const char *spec, char *err,
-                         size_t errlen)
-{
+                         size_t errlen) {
     long long pus = synthetic_pus(spec);
     if (pus > HERD__TOPO_MODEL_PUS_MAX)
         return model_too_large(spec, pus, err, errlen);
     if (hwloc_topology_set_synthetic(hw, spec) != 0)
-        return fail(err, errlen, HERD_EINVAL,
-                    "topology \"%s\" is neither a valid hwloc synthetic description nor an "
-                    "existing file; %s",
-                    spec, ACCEPTED_FORMS);
+        return herd__topo_fail(
+            err, errlen, HERD_EINVAL,
+            "topology \"%s\" is neither a valid hwloc synthetic description nor an "
+            "existing file; %s",
+            spec, ACCEPTED_FORMS);
     t->synthetic = 1;
     snprintf(t->source, sizeof t->source, "synthetic: %s", spec);
     return 0;
 }
 
 static int choose_source(herd__topo *t, hwloc_topology_t hw, const char *spec, char *err,
-                         size_t errlen)
-{
+                         size_t errlen) {
     if (spec == NULL || spec[0] == '\0')
         return use_real_machine(t, hw, err, errlen);
     if (is_xml_spec(spec))
@@ -206,8 +194,7 @@ static int choose_source(herd__topo *t, hwloc_topology_t hw, const char *spec, c
 /* The NUMA node of a PU. hwloc 2 attaches NUMA nodes beside the tree rather
  * than in it, so look for the first node (in logical order) whose cpuset holds
  * the PU; a PU near several nodes (DDR + HBM) takes the first, normally DDR. */
-static hwloc_obj_t numa_of(hwloc_topology_t hw, hwloc_obj_t pu)
-{
+static hwloc_obj_t numa_of(hwloc_topology_t hw, hwloc_obj_t pu) {
     int n = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE);
     for (int i = 0; i < n; i++) {
         hwloc_obj_t node = hwloc_get_obj_by_type(hw, HWLOC_OBJ_NUMANODE, (unsigned)i);
@@ -217,8 +204,7 @@ static hwloc_obj_t numa_of(hwloc_topology_t hw, hwloc_obj_t pu)
     return NULL;
 }
 
-void *herd__topo_numa_obj(const herd__topo *t, int pu)
-{
+void *herd__topo_numa_obj(const herd__topo *t, int pu) {
     if (t->hw == NULL || pu < 0 || pu >= t->npus)
         return NULL;
     hwloc_topology_t hw = t->hw;
@@ -226,8 +212,7 @@ void *herd__topo_numa_obj(const herd__topo *t, int pu)
 }
 
 /* The hwloc object holding pu at level l, or NULL when the machine lacks it. */
-static hwloc_obj_t level_obj(hwloc_topology_t hw, herd__level l, hwloc_obj_t pu)
-{
+static hwloc_obj_t level_obj(hwloc_topology_t hw, herd__level l, hwloc_obj_t pu) {
     switch (l) {
     case HERD__LVL_MACHINE:
         return hwloc_get_root_obj(hw);
@@ -243,8 +228,7 @@ static hwloc_obj_t level_obj(hwloc_topology_t hw, herd__level l, hwloc_obj_t pu)
 /* Number the domains of level l. A domain is (parent domain, hwloc object):
  * PUs come in tree order, so the PUs of one domain are consecutive and a new
  * domain starts exactly where that pair changes from the previous PU. */
-static void number_level(herd__topo *t, hwloc_topology_t hw, herd__level l)
-{
+static void number_level(herd__topo *t, hwloc_topology_t hw, herd__level l) {
     hwloc_obj_t prev_obj = NULL;
     int prev_parent = -1, next = 0;
     for (int p = 0; p < t->npus; p++) {
@@ -260,11 +244,11 @@ static void number_level(herd__topo *t, hwloc_topology_t hw, herd__level l)
     t->ndomains[l] = next;
 }
 
-static int build_model(herd__topo *t, hwloc_topology_t hw, char *err, size_t errlen)
-{
+static int build_model(herd__topo *t, hwloc_topology_t hw, char *err, size_t errlen) {
     int n = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PU);
     if (n <= 0)
-        return fail(err, errlen, HERD_EINVAL, "topology (%s) has no processing unit", t->source);
+        return herd__topo_fail(err, errlen, HERD_EINVAL, "topology (%s) has no processing unit",
+                               t->source);
     if (t->synthetic && n > HERD__TOPO_MODEL_PUS_MAX) /* an XML file, or a form not counted */
         return model_too_large(t->source, n, err, errlen);
     t->npus = n;
@@ -275,7 +259,7 @@ static int build_model(herd__topo *t, hwloc_topology_t hw, char *err, size_t err
     for (int l = HERD__LVL_MACHINE; l <= HERD__LVL_PU; l++)
         ok = ok && t->domain[l] != NULL;
     if (!ok) /* the caller's herd__topo_free() releases what was allocated */
-        return fail(err, errlen, HERD_ENOMEM, "no memory for a topology of %d PUs", n);
+        return herd__topo_fail(err, errlen, HERD_ENOMEM, "no memory for a topology of %d PUs", n);
     for (int p = 0; p < n; p++)
         t->os_index[p] = (int)hwloc_get_obj_by_type(hw, HWLOC_OBJ_PU, (unsigned)p)->os_index;
     for (int l = HERD__LVL_MACHINE; l <= HERD__LVL_PU; l++)
@@ -283,18 +267,17 @@ static int build_model(herd__topo *t, hwloc_topology_t hw, char *err, size_t err
     return 0;
 }
 
-int herd__topo_load(herd__topo *t, const char *spec, char *err, size_t errlen)
-{
+int herd__topo_load(herd__topo *t, const char *spec, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     hwloc_topology_t hw;
     if (hwloc_topology_init(&hw) != 0)
-        return fail(err, errlen, HERD_ENOMEM, "hwloc could not allocate a topology");
+        return herd__topo_fail(err, errlen, HERD_ENOMEM, "hwloc could not allocate a topology");
     t->hw = hw;
     int rc = choose_source(t, hw, spec, err, errlen);
     if (rc == 0 && hwloc_topology_load(hw) != 0) {
         rc = t->synthetic ? HERD_EINVAL : HERD_ESYS;
-        fail(err, errlen, rc, "hwloc could not load the topology (%s): %s; %s", t->source,
-             strerror(errno), ACCEPTED_FORMS);
+        herd__topo_fail(err, errlen, rc, "hwloc could not load the topology (%s): %s; %s",
+                        t->source, strerror(errno), ACCEPTED_FORMS);
     }
     if (rc == 0)
         rc = build_model(t, hw, err, errlen);
@@ -303,8 +286,7 @@ int herd__topo_load(herd__topo *t, const char *spec, char *err, size_t errlen)
     return rc;
 }
 
-void herd__topo_free(herd__topo *t)
-{
+void herd__topo_free(herd__topo *t) {
     free(t->os_index);
     for (int l = 0; l <= HERD__NLEVELS; l++)
         free(t->domain[l]);
@@ -320,8 +302,7 @@ void herd__topo_free(herd__topo *t)
  * that merely repeat their parent (no L2 on the model: L2 = L3) so that
  * distances do not depend on which cache levels hwloc happens to report.
  * The PU level always counts: two PUs are never closer than 1. */
-int herd__topo_distance(const herd__topo *t, int pu_a, int pu_b)
-{
+int herd__topo_distance(const herd__topo *t, int pu_a, int pu_b) {
     if (pu_a < 0 || pu_b < 0 || pu_a >= t->npus || pu_b >= t->npus)
         return -1;
     if (pu_a == pu_b)
@@ -345,8 +326,7 @@ typedef struct scatter_key {
     int package;
 } scatter_key;
 
-static int scatter_cmp(const void *a, const void *b)
-{
+static int scatter_cmp(const void *a, const void *b) {
     const scatter_key *x = a, *y = b;
     if (x->pu_rank != y->pu_rank)
         return x->pu_rank < y->pu_rank ? -1 : 1;
@@ -362,11 +342,10 @@ static int scatter_cmp(const void *a, const void *b)
  * cores only once every core has one worker. Sorting by (PU rank in core, core
  * rank in package, package) gives exactly that, uneven packages included. */
 static int place_scatter(const herd__topo *t, int nworkers, int *pu_of_worker, char *err,
-                         size_t errlen)
-{
+                         size_t errlen) {
     scatter_key *k = malloc((size_t)t->npus * sizeof *k);
     if (k == NULL)
-        return fail(err, errlen, HERD_ENOMEM, "no memory to place %d workers", nworkers);
+        return herd__topo_fail(err, errlen, HERD_ENOMEM, "no memory to place %d workers", nworkers);
     const int *pkg = t->domain[HERD__LVL_PACKAGE], *core = t->domain[HERD__LVL_CORE];
     int first_core = 0, first_pu = 0;
     for (int p = 0; p < t->npus; p++) {
@@ -384,11 +363,10 @@ static int place_scatter(const herd__topo *t, int nworkers, int *pu_of_worker, c
 }
 
 int herd__topo_place(const herd__topo *t, herd__bind bind, int nworkers, int *pu_of_worker,
-                     char *err, size_t errlen)
-{
+                     char *err, size_t errlen) {
     if (nworkers < 1 || pu_of_worker == NULL)
-        return fail(err, errlen, HERD_EINVAL, "cannot place %d workers: need at least one",
-                    nworkers);
+        return herd__topo_fail(err, errlen, HERD_EINVAL,
+                               "cannot place %d workers: need at least one", nworkers);
     switch (bind) {
     case HERD__BIND_NONE: /* the model still needs a PU per worker for shepherds */
     case HERD__BIND_COMPACT:
@@ -403,32 +381,32 @@ int herd__topo_place(const herd__topo *t, herd__bind bind, int nworkers, int *pu
     case HERD__BIND_BLL:
     case HERD__BIND_XLL:
         /* Chosen by each worker as it starts (src/place/mapper.c), not here. */
-        return fail(err, errlen, HERD_EINVAL,
-                    "binding policy %s is chosen by the workers themselves (src/place/)",
-                    herd__bind_name(bind));
+        return herd__topo_fail(err, errlen, HERD_EINVAL,
+                               "binding policy %s is chosen by the workers themselves (src/place/)",
+                               herd__bind_name(bind));
     }
-    return fail(err, errlen, HERD_EINVAL,
-                "unknown binding policy %d; accepted: none, compact, scatter, numa-priority",
-                (int)bind);
+    return herd__topo_fail(
+        err, errlen, HERD_EINVAL,
+        "unknown binding policy %d; accepted: none, compact, scatter, numa-priority", (int)bind);
 }
 
-int herd__topo_bind_self(const herd__topo *t, int pu, char *err, size_t errlen)
-{
+int herd__topo_bind_self(const herd__topo *t, int pu, char *err, size_t errlen) {
     if (t->synthetic)
         return 0;
     if (pu < 0 || pu >= t->npus)
-        return fail(err, errlen, HERD_EINVAL, "cannot pin to PU %d: the machine has PUs 0..%d",
-                    pu, t->npus - 1);
+        return herd__topo_fail(err, errlen, HERD_EINVAL,
+                               "cannot pin to PU %d: the machine has PUs 0..%d", pu, t->npus - 1);
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     if (set == NULL)
-        return fail(err, errlen, HERD_ENOMEM, "no memory for a cpuset");
+        return herd__topo_fail(err, errlen, HERD_ENOMEM, "no memory for a cpuset");
     hwloc_bitmap_only(set, (unsigned)t->os_index[pu]);
     int rc = hwloc_set_cpubind((hwloc_topology_t)t->hw, set, HWLOC_CPUBIND_THREAD);
     int saved = errno;
     hwloc_bitmap_free(set);
     if (rc != 0)
-        return fail(err, errlen, HERD_ESYS, "cannot pin thread to PU %d (OS index %d): %s", pu,
-                    t->os_index[pu], strerror(saved));
+        return herd__topo_fail(err, errlen, HERD_ESYS,
+                               "cannot pin thread to PU %d (OS index %d): %s", pu, t->os_index[pu],
+                               strerror(saved));
     return 0;
 }
 
@@ -436,25 +414,23 @@ int herd__topo_bind_self(const herd__topo *t, int pu, char *err, size_t errlen)
  * HWLOC_MEMBIND_BIND without STRICT is Linux's MPOL_PREFERRED, and MIGRATE
  * (MPOL_MF_MOVE) moves the pages already touched. */
 int herd__topo_membind_near(const herd__topo *t, void *addr, size_t len, int pu, char *err,
-                            size_t errlen)
-{
+                            size_t errlen) {
     hwloc_topology_t hw = t->hw;
     if (t->synthetic || hw == NULL)
         return 1;
     hwloc_obj_t node = herd__topo_numa_obj(t, pu);
     if (node == NULL)
-        return fail(err, errlen, HERD_EINVAL, "PU %d has no NUMA node", pu);
+        return herd__topo_fail(err, errlen, HERD_EINVAL, "PU %d has no NUMA node", pu);
     if (hwloc_set_area_membind(hw, addr, len, node->nodeset, HWLOC_MEMBIND_BIND,
                                HWLOC_MEMBIND_MIGRATE | HWLOC_MEMBIND_BYNODESET) != 0)
-        return fail(err, errlen, HERD_ESYS, "cannot move %zu bytes to NUMA node %u: %s", len,
-                    node->os_index, strerror(errno));
+        return herd__topo_fail(err, errlen, HERD_ESYS, "cannot move %zu bytes to NUMA node %u: %s",
+                               len, node->os_index, strerror(errno));
     return 0;
 }
 
 /* ------------------------------------------------------------ printing */
 
-static void print_levels(const herd__topo *t, FILE *out)
-{
+static void print_levels(const herd__topo *t, FILE *out) {
     hwloc_topology_t hw = t->hw;
     fprintf(out, "levels (domains in herd's model, outermost first):\n");
     for (int l = HERD__LVL_MACHINE; l <= HERD__LVL_PU; l++) {
@@ -470,8 +446,7 @@ static void print_levels(const herd__topo *t, FILE *out)
     }
 }
 
-static void print_binding(const herd__topo *t, FILE *out, herd__bind bind)
-{
+static void print_binding(const herd__topo *t, FILE *out, herd__bind bind) {
     const char *effect = "each worker pinned to its PU";
     if (HERD__BIND_MAPPED(bind))
         effect = t->synthetic ? "chosen machine-wide; modelled machine: threads are never pinned"
@@ -485,8 +460,7 @@ static void print_binding(const herd__topo *t, FILE *out, herd__bind bind)
 }
 
 static void print_workers(const herd__topo *t, FILE *out, herd__level shep, int nworkers,
-                          const int *pu_of_worker)
-{
+                          const int *pu_of_worker) {
     fprintf(out, "workers: %d on %d PUs", nworkers, t->npus);
     if (nworkers > t->npus)
         fprintf(out, " (oversubscribed: placement wraps around)");
@@ -500,8 +474,7 @@ static void print_workers(const herd__topo *t, FILE *out, herd__level shep, int 
 }
 
 void herd__topo_print(const herd__topo *t, FILE *out, herd__level shepherd_level, int nworkers,
-                      const int *pu_of_worker, herd__bind bind)
-{
+                      const int *pu_of_worker, herd__bind bind) {
     fprintf(out, "topology: %s\n", t->source);
     fprintf(out, "PUs: %d\n", t->npus);
     print_levels(t, out);

@@ -23,9 +23,9 @@ typedef enum herd__level {
 #define HERD__NLEVELS 7 /* number of herd__level values */
 
 typedef enum herd__bind {
-    HERD__BIND_NONE = 1, /* leave threads to the OS scheduler */
-    HERD__BIND_COMPACT,  /* worker i on the i-th PU in tree order */
-    HERD__BIND_SCATTER,  /* spread round robin over packages, then cores */
+    HERD__BIND_NONE = 1,      /* leave threads to the OS scheduler */
+    HERD__BIND_COMPACT,       /* worker i on the i-th PU in tree order */
+    HERD__BIND_SCATTER,       /* spread round robin over packages, then cores */
     HERD__BIND_NUMA_PRIORITY, /* worker 0 on the best PU, the others nearest to it (paper 002) */
     /* Mapped policies (paper 003, src/place/): each worker chooses its PU
      * itself when it starts, under the machine-wide registry's lock. */
@@ -36,10 +36,10 @@ typedef enum herd__bind {
 #define HERD__BIND_MAPPED(b) ((b) >= HERD__BIND_STATIC && (b) <= HERD__BIND_XLL)
 
 typedef struct herd__topo {
-    int npus;      /* PUs in the model (the process cpuset for a real machine) */
-    int synthetic; /* 1 when HERD_TOPOLOGY gave the machine: threads are never pinned */
+    int npus;         /* PUs in the model (the process cpuset for a real machine) */
+    int synthetic;    /* 1 when HERD_TOPOLOGY gave the machine: threads are never pinned */
     char source[256]; /* "this machine", "synthetic: <desc>" or "xml: <path>" */
-    int *os_index; /* [npus] OS index of each PU in tree order (for binding) */
+    int *os_index;    /* [npus] OS index of each PU in tree order (for binding) */
     /* domain[l][pu]: index of the domain at level l (1..HERD__NLEVELS) that
      * holds the PU, numbered 0.. in tree order; a level the machine lacks
      * repeats its parent's domains. ndomains[l] counts them. */
@@ -135,13 +135,19 @@ int herd__prio_master(const herd__prio *pr);
  * line per PU with P0, V1, V2 and the priority, and the master's PU. */
 void herd__prio_print(const herd__topo *t, FILE *out);
 /* numa-priority placement (herd__topo_place's HERD__BIND_NUMA_PRIORITY). */
-int herd__topo_place_numa_priority(const herd__topo *t, int nworkers, int *pu_of_worker,
-                                   char *err, size_t errlen);
+int herd__topo_place_numa_priority(const herd__topo *t, int nworkers, int *pu_of_worker, char *err,
+                                   size_t errlen);
 
 /* Human-readable description: the tree summary (counts per level), then, when
  * nworkers > 0, one line per worker: PU, OS index, shepherd (domain at
  * shepherd_level). */
-void herd__topo_print(const herd__topo *t, FILE *out, herd__level shepherd_level,
-                      int nworkers, const int *pu_of_worker, herd__bind bind);
+void herd__topo_print(const herd__topo *t, FILE *out, herd__level shepherd_level, int nworkers,
+                      const int *pu_of_worker, herd__bind bind);
+
+/* For topo/'s own files: write a sentence into err (when the caller gave
+ * room) and return code, so that error paths read `return
+ * herd__topo_fail(...)`. */
+int herd__topo_fail(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif
