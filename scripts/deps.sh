@@ -46,6 +46,7 @@ probe() {
     gfortran) have gfortran ;;
     clang) have clang ;;
     llvm-14-tools) [ -x /usr/lib/llvm-14/bin/FileCheck ] ;;
+    clang-format-14) have clang-format-14 ;;
     *) return 1 ;;
     esac
 }
@@ -71,10 +72,10 @@ done
 # gfortran: the OpenMP Fortran test (tests/omp); clang (with libomp-dev): the
 # clang builds of the OpenMP tests (tests/omp, LLVM's OpenMP ABI); llvm-14-tools:
 # FileCheck, which the RUN lines of LLVM's libomp testsuite pipe into
-# (scripts/conformance-llvm).
+# (scripts/conformance-llvm); clang-format-14: the layout check (format.check).
 required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libomp-dev libtbb-dev gfortran clang
-    llvm-14-tools)
+    llvm-14-tools clang-format-14)
 # openmpi-bin, libopenmpi-dev: the MPI task pool (libherd-pool) and its mpi tests.
 required+=(openmpi-bin libopenmpi-dev)
 

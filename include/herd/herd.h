@@ -165,8 +165,7 @@ typedef struct herd_future {
 /** Spawn fn(copy of arg) as a child of the caller; its result goes to f.
  *  f must stay valid until herd_future_get() returned (or the caller waited).
  *  Context: inside a herd task. Returns as herd_spawn. */
-HERD_API int herd_future_spawn(herd_future *f, herd_future_fn fn, const void *arg,
-                               size_t arg_size);
+HERD_API int herd_future_spawn(herd_future *f, herd_future_fn fn, const void *arg, size_t arg_size);
 /** Wait for f's result and store it in *value. May be called many times.
  *  Context: inside a herd task. Returns 0 or HERD_ENOTASK. */
 HERD_API int herd_future_get(herd_future *f, uint64_t *value);
@@ -178,10 +177,10 @@ HERD_API int herd_future_get(herd_future *f, uint64_t *value);
 
 /** How the iterations become tasks (paper 000 §2.1 and recursive splitting). */
 typedef enum herd_loop_kind {
-    HERD_LOOP_EACH = 1, /**< one task per iteration (grain ignored) */
-    HERD_LOOP_SPLIT,    /**< halve the range recursively until at most `grain` iterations */
-    HERD_LOOP_CHUNKS,   /**< one task per worker; each takes `grain` iterations at a time
-                             from a shared counter until none are left (self-scheduling) */
+    HERD_LOOP_EACH = 1,  /**< one task per iteration (grain ignored) */
+    HERD_LOOP_SPLIT,     /**< halve the range recursively until at most `grain` iterations */
+    HERD_LOOP_CHUNKS,    /**< one task per worker; each takes `grain` iterations at a time
+                              from a shared counter until none are left (self-scheduling) */
     HERD_LOOP_SHEPHERDS, /**< even split over shepherds, then over each shepherd's workers;
                               each piece runs on its shepherd, split down to `grain` */
 } herd_loop_kind;
@@ -215,9 +214,9 @@ HERD_API int herd_loop_reduce(int64_t begin, int64_t end, int64_t grain, herd_lo
  * are plain structs: initialise with the _init function before use. */
 
 typedef struct herd_mutex {
-    int herd__lock;    /* internal spinlock guarding the fields below */
-    int herd__held;    /* 1 while owned */
-    void *herd__head;  /* FIFO of suspended tasks waiting for the mutex */
+    int herd__lock;   /* internal spinlock guarding the fields below */
+    int herd__held;   /* 1 while owned */
+    void *herd__head; /* FIFO of suspended tasks waiting for the mutex */
     void *herd__tail;
 } herd_mutex;
 
@@ -333,7 +332,9 @@ HERD_API int herd_wait_fn(void);
 static inline int herd_spawn(herd_fn fn, const void *arg, size_t arg_size) {
     return herd__spawn_fast(fn, arg, arg_size);
 }
-static inline int herd_wait(void) { return herd__wait_fast(); }
+static inline int herd_wait(void) {
+    return herd__wait_fast();
+}
 
 #ifdef __cplusplus
 }

@@ -77,7 +77,9 @@ inline void check(int rc, const char *op) {
 // The calling task's identity (its frame, which lives on its own stack and
 // stays put while it runs, even when it resumes on another worker), or
 // nullptr outside tasks. Reads herd_fast.h's layout like herd_spawn() does.
-inline const void *current_task() noexcept { return herd__tls ? herd__tls->frame : nullptr; }
+inline const void *current_task() noexcept {
+    return herd__tls ? herd__tls->frame : nullptr;
+}
 
 // C++ keeps the exceptions being thrown and handled per thread (Itanium
 // C++ ABI 2.4.3: __cxa_eh_globals, a stack of caught exceptions and a count
@@ -364,9 +366,13 @@ class runtime {
 };
 
 /// Number of workers of the started runtime, 0 when not started.
-inline int num_workers() noexcept { return herd_num_workers(); }
+inline int num_workers() noexcept {
+    return herd_num_workers();
+}
 /// Index of the worker running the caller, or -1 outside the runtime.
-inline int worker_id() noexcept { return herd_worker_id(); }
+inline int worker_id() noexcept {
+    return herd_worker_id();
+}
 
 namespace this_task {
 /// Let other ready tasks run (herd_yield). Inside a task.
@@ -494,7 +500,7 @@ class task_group {
         }
     }
 
-    herd_group group_; // prepared by init_group()
+    herd_group group_;                // prepared by init_group()
     std::atomic<int> group_ready_{0}; // 0: not prepared, 1: being prepared, 2: ready
     const void *owner_;
     bool spawned_ = false; // owner only: it queued children since the last wait
@@ -617,11 +623,11 @@ template <class I> class range {
   public:
     /// [b, e) with `grain` iterations per task at least (0: automatic).
     range(I b, I e, std::int64_t grain = 0) : b_(b), e_(e), grain_(grain) {}
-    I begin() const { return b_; }          ///< first element
-    I end() const { return e_; }            ///< one past the last
+    I begin() const { return b_; }                         ///< first element
+    I end() const { return e_; }                           ///< one past the last
     std::int64_t grain() const noexcept { return grain_; } ///< the grain it was made with
     std::int64_t size() const { return static_cast<std::int64_t>(e_ - b_); } ///< end - begin
-    bool empty() const { return !(b_ < e_); } ///< no element
+    bool empty() const { return !(b_ < e_); }                                ///< no element
 
   private:
     I b_, e_;
@@ -719,7 +725,8 @@ void reduce_body(std::int64_t b, std::int64_t e, void *p, void *part) {
                               std::move(acc));
         } else {
             for (std::int64_t i = b; i < e; i++)
-                acc = std::invoke(*c->combine, std::move(acc), std::invoke(*c->map, at(c->base, i)));
+                acc =
+                    std::invoke(*c->combine, std::move(acc), std::invoke(*c->map, at(c->base, i)));
         }
     } catch (...) {
         c->ex.capture();
@@ -763,8 +770,7 @@ void parallel_for(B begin, E end, F &&f, loop_options opt = {}) {
 }
 
 /// As above with an explicit grain (iterations per task at least) and kind.
-template <class B, class E, class G, class F,
-          class = std::enable_if_t<std::is_integral_v<G>>>
+template <class B, class E, class G, class F, class = std::enable_if_t<std::is_integral_v<G>>>
 void parallel_for(B begin, E end, G grain, F &&f, loop_kind kind = loop_kind::split) {
     parallel_for(begin, end, std::forward<F>(f), loop_options{kind, std::int64_t(grain)});
 }
@@ -774,8 +780,7 @@ void parallel_for(B begin, E end, G grain, F &&f, loop_kind kind = loop_kind::sp
 /// so f can keep per-range state.
 template <class I, class F>
 void parallel_for(const range<I> &r, F &&f, loop_kind kind = loop_kind::split) {
-    detail::run_loop<I, std::remove_reference_t<F>, true>(r.begin(), r.size(), f, r.grain(),
-                                                          kind);
+    detail::run_loop<I, std::remove_reference_t<F>, true>(r.begin(), r.size(), f, r.grain(), kind);
 }
 
 /// Reduce [begin, end): the result is combine(...combine(identity, map(i))...)
@@ -786,8 +791,7 @@ void parallel_for(const range<I> &r, F &&f, loop_kind kind = loop_kind::split) {
 /// alignment and about 240 bytes (wrap bigger state in a pointer type).
 /// Rethrows the first exception. Inside a task.
 template <class B, class E, class T, class Map, class Combine>
-T parallel_reduce(B begin, E end, T identity, Map &&map, Combine &&combine,
-                  loop_options opt = {}) {
+T parallel_reduce(B begin, E end, T identity, Map &&map, Combine &&combine, loop_options opt = {}) {
     using I = detail::index_t<B, E>;
     using M = std::remove_reference_t<Map>;
     using C = std::remove_reference_t<Combine>;

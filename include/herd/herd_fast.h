@@ -26,10 +26,10 @@
 /* One queued task, in place in the deque (paper 001's in-place creation). */
 typedef struct herd__slot {
     herd_fn fn;
-    void *parent;                  /* join record notified when the task completes */
-    uint16_t size;                 /* argument bytes */
-    uint16_t kind;                 /* herd__task_kind */
-    HERD__ATOMIC(uint32_t) taken;  /* 1 once a thief has copied the slot out (S5) */
+    void *parent;                 /* join record notified when the task completes */
+    uint16_t size;                /* argument bytes */
+    uint16_t kind;                /* herd__task_kind */
+    HERD__ATOMIC(uint32_t) taken; /* 1 once a thief has copied the slot out (S5) */
     unsigned char arg[HERD__SLOT_INLINE_ARG];
 } __attribute__((aligned(64))) herd__slot;
 
@@ -58,8 +58,8 @@ typedef struct herd__join {
 /* One running task; lives on the stack that runs it. */
 typedef struct herd__frame {
     herd__join join;
-    uint32_t base;     /* deque index where this frame's children start */
-    int64_t nspawned;  /* children queued and not yet run inline or counted */
+    uint32_t base;    /* deque index where this frame's children start */
+    int64_t nspawned; /* children queued and not yet run inline or counted */
     struct herd__frame *up;
     herd_fn fn;
 } herd__frame;
@@ -68,13 +68,13 @@ typedef struct herd__frame {
  * library's worker record. Owner-only except the two shared deque words. */
 typedef struct herd__hot {
     herd__sdq q;
-    herd__frame *frame;              /* innermost running task, NULL between tasks */
-    char *stack_limit;               /* below this address, stop running children inline */
+    herd__frame *frame; /* innermost running task, NULL between tasks */
+    char *stack_limit;  /* below this address, stop running children inline */
     /* herd_spawn pushes inline only while head < spawn_limit: the deque's
      * capacity, or 0 when every spawn takes the slow path (queue
      * schedulers, work-first). */
     uint32_t spawn_limit;
-    HERD__ATOMIC(uint64_t) spawned;  /* counters: owner writes, anyone reads (relaxed) */
+    HERD__ATOMIC(uint64_t) spawned; /* counters: owner writes, anyone reads (relaxed) */
     HERD__ATOMIC(uint64_t) inlined;
 } herd__hot;
 
@@ -93,7 +93,7 @@ static inline __attribute__((always_inline)) void herd__count(HERD__ATOMIC(uint6
 }
 
 static inline __attribute__((always_inline)) void herd__frame_open(herd__frame *fr, herd__hot *h,
-                                                                  herd_fn fn, herd__frame *up) {
+                                                                   herd_fn fn, herd__frame *up) {
     __atomic_store_n(&fr->join.pending, 0, __ATOMIC_RELAXED);
     fr->base = h->q.head;
     fr->nspawned = 0;
@@ -102,9 +102,8 @@ static inline __attribute__((always_inline)) void herd__frame_open(herd__frame *
 }
 
 /* A slot's header; its `taken` is already 0 (split-deque.md, I4). */
-static inline __attribute__((always_inline)) void herd__slot_set(herd__slot *s, herd_fn fn,
-                                                                 void *parent, uint16_t kind,
-                                                                 size_t arg_size) {
+static inline __attribute__((always_inline)) void
+herd__slot_set(herd__slot *s, herd_fn fn, void *parent, uint16_t kind, size_t arg_size) {
     s->fn = fn;
     s->parent = parent;
     s->size = (uint16_t)arg_size;
@@ -113,7 +112,7 @@ static inline __attribute__((always_inline)) void herd__slot_set(herd__slot *s, 
 
 /* S1 (split-deque.md): push into the private part; no atomic RMW, no fence. */
 static inline __attribute__((always_inline)) int herd__spawn_fast(herd_fn fn, const void *arg,
-                                                                 size_t arg_size) {
+                                                                  size_t arg_size) {
     herd__hot *h = herd__tls;
     if (__builtin_expect(!h || !h->frame || !fn || arg_size > HERD__SLOT_INLINE_ARG ||
                              (arg_size && !arg) || h->q.head >= h->spawn_limit,

@@ -87,18 +87,18 @@ typedef struct herd_pool_config {
 /** Per-rank counters of the last herd_pool_process(). Times in seconds. */
 typedef struct herd_pool_stats {
     uint64_t tasks_executed;
-    uint64_t tasks_added;     /**< herd_pool_add and in-place commits on this rank */
-    uint64_t steals;          /**< successful steals by this rank */
-    uint64_t tasks_stolen;    /**< tasks those steals brought */
-    uint64_t steals_failed;   /**< lock taken, then no work found */
-    uint64_t steals_aborted;  /**< victim seen dry before or while waiting for its lock */
-    uint64_t releases;        /**< private -> public moves (lockless) */
-    uint64_t reacquires;      /**< public -> private moves (locked) */
-    uint64_t bytes_stolen;    /**< task bytes fetched by this rank's steals */
-    uint64_t vote_rounds;     /**< termination voting rounds seen */
-    double time_active;       /**< inside task functions */
-    double time_search;       /**< looking for work (steals, voting) */
-    double time_total;        /**< the whole herd_pool_process() call */
+    uint64_t tasks_added;    /**< herd_pool_add and in-place commits on this rank */
+    uint64_t steals;         /**< successful steals by this rank */
+    uint64_t tasks_stolen;   /**< tasks those steals brought */
+    uint64_t steals_failed;  /**< lock taken, then no work found */
+    uint64_t steals_aborted; /**< victim seen dry before or while waiting for its lock */
+    uint64_t releases;       /**< private -> public moves (lockless) */
+    uint64_t reacquires;     /**< public -> private moves (locked) */
+    uint64_t bytes_stolen;   /**< task bytes fetched by this rank's steals */
+    uint64_t vote_rounds;    /**< termination voting rounds seen */
+    double time_active;      /**< inside task functions */
+    double time_search;      /**< looking for work (steals, voting) */
+    double time_total;       /**< the whole herd_pool_process() call */
 } herd_pool_stats;
 
 /** Fill *cfg with the built-in defaults (all fields 0: from the environment). */

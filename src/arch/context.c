@@ -17,12 +17,12 @@ void *herd__ctx_make(void *stack_top, herd__ctx_entry entry) {
     __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
     __asm__ volatile("fnstcw %0" : "=m"(fpucw));
     f[0] = (uint64_t)mxcsr | ((uint64_t)fpucw << 32);
-    f[1] = 0;                                /* r15 */
-    f[2] = 0;                                /* r14 */
-    f[3] = 0;                                /* r13 */
-    f[4] = (uint64_t)(uintptr_t)entry;       /* r12: called by the trampoline */
-    f[5] = 0;                                /* rbx */
-    f[6] = 0;                                /* rbp: ends frame-pointer walks */
+    f[1] = 0;                                         /* r15 */
+    f[2] = 0;                                         /* r14 */
+    f[3] = 0;                                         /* r13 */
+    f[4] = (uint64_t)(uintptr_t)entry;                /* r12: called by the trampoline */
+    f[5] = 0;                                         /* rbx */
+    f[6] = 0;                                         /* rbp: ends frame-pointer walks */
     f[7] = (uint64_t)(uintptr_t)herd__ctx_trampoline; /* return address */
     return f;
 }

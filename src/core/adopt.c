@@ -23,8 +23,8 @@
  * frame, whose children leave waits for. */
 #include "core/runtime.h"
 
-#include <pthread.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -116,7 +116,9 @@ static void pin_adopter(herd__rt *rt) {
     pinned_by = rt;
 }
 
-void herd__adopt_unpin(herd__rt *rt) { restore_mask(rt); }
+void herd__adopt_unpin(herd__rt *rt) {
+    restore_mask(rt);
+}
 
 int herd__adopt_enter(herd__frame *fr) {
     if (herd__self())

@@ -50,14 +50,30 @@ extern char **environ;
 /* The one list of HERD_* names. The environment reference (docs/reference/environment.md)
  * mirrors this table. */
 static const char *const known_vars[] = {
-    "HERD_WORKERS",  "HERD_SCHED", "HERD_BIND",  "HERD_TOPOLOGY", "HERD_SHEPHERD", "HERD_STACK",
-    "HERD_STACK_GUARD", "HERD_IDLE", "HERD_STATS", "HERD_TRACE",  "HERD_SPAWN",    "HERD_STEAL",
-    "HERD_REGISTRY", "HERD_WATCHDOG",
+    "HERD_WORKERS",
+    "HERD_SCHED",
+    "HERD_BIND",
+    "HERD_TOPOLOGY",
+    "HERD_SHEPHERD",
+    "HERD_STACK",
+    "HERD_STACK_GUARD",
+    "HERD_IDLE",
+    "HERD_STATS",
+    "HERD_TRACE",
+    "HERD_SPAWN",
+    "HERD_STEAL",
+    "HERD_REGISTRY",
+    "HERD_WATCHDOG",
     /* read by libherd-omp (src/omp/icv.c), which checks its value */
     "HERD_OMP_THROTTLE",
     /* read by libherd-pool (src/dist/pool.c), which checks their values */
-    "HERD_POOL_LOCK", "HERD_POOL_STEAL", "HERD_POOL_QUEUE", "HERD_POOL_ARG_MAX", "HERD_POOL_RELEASE",
-    "HERD_POOL_HYBRID", "HERD_POOL_STATS",
+    "HERD_POOL_LOCK",
+    "HERD_POOL_STEAL",
+    "HERD_POOL_QUEUE",
+    "HERD_POOL_ARG_MAX",
+    "HERD_POOL_RELEASE",
+    "HERD_POOL_HYBRID",
+    "HERD_POOL_STATS",
 };
 #define NKNOWN (sizeof known_vars / sizeof known_vars[0])
 
@@ -71,12 +87,9 @@ typedef struct choice {
 } choice;
 
 static const choice bind_choices[] = {
-    {"none", HERD__BIND_NONE, NULL},
-    {"compact", HERD__BIND_COMPACT, NULL},
-    {"scatter", HERD__BIND_SCATTER, NULL},
-    {"numa-priority", HERD__BIND_NUMA_PRIORITY, NULL},
-    {"static", HERD__BIND_STATIC, NULL},
-    {"bll", HERD__BIND_BLL, NULL},
+    {"none", HERD__BIND_NONE, NULL},       {"compact", HERD__BIND_COMPACT, NULL},
+    {"scatter", HERD__BIND_SCATTER, NULL}, {"numa-priority", HERD__BIND_NUMA_PRIORITY, NULL},
+    {"static", HERD__BIND_STATIC, NULL},   {"bll", HERD__BIND_BLL, NULL},
     {"xll", HERD__BIND_XLL, NULL},
 };
 
@@ -103,7 +116,7 @@ static const choice idle_choices[] = {
 #define NCHOICES(t) (sizeof(t) / sizeof((t)[0]))
 
 #define WORKERS_FORMS                                                                              \
-    "an integer from 1 to 4096, or auto (the PUs free now by XLL's view); unset: one worker "     \
+    "an integer from 1 to 4096, or auto (the PUs free now by XLL's view); unset: one worker "      \
     "per PU"
 #define STACK_FORMS                                                                                \
     "a byte count, or a number with a K, M or G suffix (powers of 1024), from 16K to 1G"
@@ -195,27 +208,35 @@ static int complain(const origin *o, const char *problem, const char *label, con
 
 static const char *scan_long(const char *s, long min, long max, long *out) {
     const char *p = s;
-    if (*p == '\0') return "empty value";
-    if (*p == '+' || *p == '-') p++;
+    if (*p == '\0')
+        return "empty value";
+    if (*p == '+' || *p == '-')
+        p++;
     /* strtol would skip leading blanks and accept "0x10"; insist on digits. */
-    if (*p < '0' || *p > '9') return "not a decimal integer";
+    if (*p < '0' || *p > '9')
+        return "not a decimal integer";
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (*end != '\0') return "not a decimal integer (trailing characters)";
-    if (errno == ERANGE || v < min || v > max) return "out of range";
+    if (*end != '\0')
+        return "not a decimal integer (trailing characters)";
+    if (errno == ERANGE || v < min || v > max)
+        return "out of range";
     *out = v;
     return NULL;
 }
 
 static const char *scan_size(const char *s, size_t *out) {
-    if (*s == '\0') return "empty value";
-    if (*s < '0' || *s > '9') return "not a size";
+    if (*s == '\0')
+        return "empty value";
+    if (*s < '0' || *s > '9')
+        return "not a size";
     uint64_t v = 0;
     const char *p = s;
     for (; *p >= '0' && *p <= '9'; p++) {
         unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10) return "too large";
+        if (v > (UINT64_MAX - d) / 10)
+            return "too large";
         v = v * 10 + d;
     }
     unsigned shift = 0;
@@ -240,21 +261,26 @@ static const char *scan_size(const char *s, size_t *out) {
     default:
         return "not a size (unknown suffix or trailing characters)";
     }
-    if (*p != '\0') return "not a size (trailing characters after the suffix)";
-    if (shift && v > (UINT64_MAX >> shift)) return "too large";
+    if (*p != '\0')
+        return "not a size (trailing characters after the suffix)";
+    if (shift && v > (UINT64_MAX >> shift))
+        return "too large";
     v <<= shift;
-    if (v > SIZE_MAX) return "too large";
+    if (v > SIZE_MAX)
+        return "too large";
     *out = (size_t)v;
     return NULL;
 }
 
 int herd__parse_int(const char *s, long min, long max, long *out) {
-    if (!s || !out) return HERD_EINVAL;
+    if (!s || !out)
+        return HERD_EINVAL;
     return scan_long(s, min, max, out) ? HERD_EINVAL : 0;
 }
 
 int herd__parse_size(const char *s, size_t *out) {
-    if (!s || !out) return HERD_EINVAL;
+    if (!s || !out)
+        return HERD_EINVAL;
     return scan_size(s, out) ? HERD_EINVAL : 0;
 }
 
@@ -265,9 +291,11 @@ static void join_available(const choice *c, size_t n, char *buf, size_t len) {
     size_t o = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < n; i++) {
-        if (!c[i].value) continue;
+        if (!c[i].value)
+            continue;
         int w = snprintf(buf + o, len - o, "%s%s", o ? ", " : "", c[i].name);
-        if (w < 0 || (size_t)w >= len - o) break;
+        if (w < 0 || (size_t)w >= len - o)
+            break;
         o += (size_t)w;
     }
 }
@@ -277,7 +305,8 @@ static int pick_choice(const origin *o, const choice *c, size_t n, const char *w
     char forms[256], problem[96];
     join_available(c, n, forms, sizeof forms);
     for (size_t i = 0; i < n; i++) {
-        if (strcasecmp(c[i].name, o->value) != 0) continue;
+        if (strcasecmp(c[i].name, o->value) != 0)
+            continue;
         if (!c[i].value) {
             snprintf(problem, sizeof problem, "%s not available in this build", what);
             return complain(o, problem, "available", forms);
@@ -285,7 +314,8 @@ static int pick_choice(const origin *o, const choice *c, size_t n, const char *w
         *found = &c[i];
         return 0;
     }
-    if (o->value[0] == '\0') return complain(o, "empty value", "accepted", forms);
+    if (o->value[0] == '\0')
+        return complain(o, "empty value", "accepted", forms);
     snprintf(problem, sizeof problem, "unknown %s", what);
     return complain(o, problem, "accepted", forms);
 }
@@ -307,7 +337,8 @@ static void origin_of(origin *o, const herd_config *cfg, const char *cfg_value, 
 static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb) {
     enum { MAXLEN = 32 };
     size_t d[MAXLEN + 1][MAXLEN + 1];
-    if (la > MAXLEN || lb > MAXLEN) return SIZE_MAX;
+    if (la > MAXLEN || lb > MAXLEN)
+        return SIZE_MAX;
     for (size_t i = 0; i <= la; i++)
         d[i][0] = i;
     for (size_t j = 0; j <= lb; j++)
@@ -315,8 +346,10 @@ static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb) 
     for (size_t i = 1; i <= la; i++) {
         for (size_t j = 1; j <= lb; j++) {
             size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
             if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
                 d[i - 2][j - 2] + 1 < best)
                 best = d[i - 2][j - 2] + 1;
@@ -331,7 +364,8 @@ static int unknown_variable(const char *name, size_t len) {
     size_t o = 0, best = 3; /* suggest only within two edits */
     for (size_t i = 0; i < NKNOWN; i++) {
         int w = snprintf(known + o, sizeof known - o, "%s%s", i ? ", " : "", known_vars[i]);
-        if (w > 0 && (size_t)w < sizeof known - o) o += (size_t)w;
+        if (w > 0 && (size_t)w < sizeof known - o)
+            o += (size_t)w;
         size_t dist = edit_distance(name, len, known_vars[i], strlen(known_vars[i]));
         if (dist < best) {
             best = dist;
@@ -349,12 +383,14 @@ static int unknown_variable(const char *name, size_t len) {
 /* Every HERD_* name in the environment must be known. */
 static int check_variable_names(void) {
     for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, "HERD_", 5) != 0) continue;
+        if (strncmp(*e, "HERD_", 5) != 0)
+            continue;
         size_t len = strcspn(*e, "=");
         int known = 0;
         for (size_t i = 0; i < NKNOWN && !known; i++)
             known = strlen(known_vars[i]) == len && memcmp(known_vars[i], *e, len) == 0;
-        if (!known) return unknown_variable(*e, len);
+        if (!known)
+            return unknown_variable(*e, len);
     }
     return 0;
 }
@@ -382,7 +418,8 @@ static int resolve_workers(const herd_config *cfg, herd__settings *out) {
         return 0;
     }
     const char *why = scan_long(o.value, 1, WORKERS_MAX, &v);
-    if (why) return complain(&o, why, "accepted", WORKERS_FORMS);
+    if (why)
+        return complain(&o, why, "accepted", WORKERS_FORMS);
     out->workers = (int)v;
     return 0;
 }
@@ -391,7 +428,8 @@ static int resolve_sched(const herd_config *cfg, herd__settings *out) {
     origin o;
     const choice *c;
     origin_of(&o, cfg, cfg ? cfg->sched : NULL, "sched", "HERD_SCHED");
-    if (!o.value) o.value = "auto";
+    if (!o.value)
+        o.value = "auto";
     /* The names come from the scheduler table; "auto" is resolved by
      * herd_start once the topology is known (src/sched/registry.c). */
     const char *names[HERD__SCHED_MAX];
@@ -412,7 +450,8 @@ static int resolve_bind(const herd_config *cfg, herd__settings *out) {
     /* compact keeps a shepherd's workers on neighbouring PUs, which is what
      * shepherd-local queues assume. With a synthetic topology nothing is
      * pinned whatever this says (see topo.h). */
-    if (!o.value) o.value = "compact";
+    if (!o.value)
+        o.value = "compact";
     if (pick_choice(&o, bind_choices, NCHOICES(bind_choices), "binding policy", &c))
         return HERD_EINVAL;
     out->bind = (herd__bind)c->value;
@@ -425,10 +464,12 @@ static int resolve_topology(const herd_config *cfg, herd__settings *out) {
                                 "or the path of an hwloc XML file";
     origin_of(&o, cfg, cfg ? cfg->topology : NULL, "topology", "HERD_TOPOLOGY");
     out->topology[0] = '\0'; /* the real machine */
-    if (!o.value) return 0;
+    if (!o.value)
+        return 0;
     /* The content is checked when the topology is loaded, where hwloc can
      * say what is wrong with it; here only what would not fit. */
-    if (o.value[0] == '\0') return complain(&o, "empty value", "accepted", forms);
+    if (o.value[0] == '\0')
+        return complain(&o, "empty value", "accepted", forms);
     if (strlen(o.value) >= sizeof out->topology)
         return complain(&o, "too long (at most 1023 characters)", "accepted", forms);
     memcpy(out->topology, o.value, strlen(o.value) + 1);
@@ -457,7 +498,8 @@ static int resolve_shepherd(const herd_config *cfg, herd__settings *out) {
     for (int i = HERD__LVL_PU; i >= HERD__LVL_MACHINE; i--) {
         const char *name = herd__topo_level_name((herd__level)i);
         int w = snprintf(forms + n, sizeof forms - n, "%s%s", n ? ", " : "", name ? name : "?");
-        if (w > 0 && (size_t)w < sizeof forms - n) n += (size_t)w;
+        if (w > 0 && (size_t)w < sizeof forms - n)
+            n += (size_t)w;
     }
     return complain(&o, o.value[0] ? "unknown level" : "empty value", "accepted", forms);
 }
@@ -472,11 +514,14 @@ static int resolve_stack(const herd_config *cfg, herd__settings *out) {
         from_env(&o, "HERD_STACK");
         if (o.value) {
             const char *why = scan_size(o.value, &v);
-            if (why) return complain(&o, why, "accepted", STACK_FORMS);
+            if (why)
+                return complain(&o, why, "accepted", STACK_FORMS);
         }
     }
-    if (v < STACK_MIN) return complain(&o, "below the minimum of 16K", "accepted", STACK_FORMS);
-    if (v > STACK_MAX) return complain(&o, "above the maximum of 1G", "accepted", STACK_FORMS);
+    if (v < STACK_MIN)
+        return complain(&o, "below the minimum of 16K", "accepted", STACK_FORMS);
+    if (v > STACK_MAX)
+        return complain(&o, "above the maximum of 1G", "accepted", STACK_FORMS);
     /* Stacks are mapped whole pages (with a guard page below); rounding here
      * makes the reported size the size a task really gets. The bounds are
      * page multiples, so rounding cannot leave them. */
@@ -529,8 +574,8 @@ static int resolve_steal(const herd_config *cfg, herd__settings *out) {
         return 0;
     int value;
     long chunk;
-    if (pick_choice_or_number(&o, steal_choices, NCHOICES(steal_choices), "chunk:",
-                              STEAL_CHUNK_MAX, "steal amount", STEAL_FORMS, &value, &chunk))
+    if (pick_choice_or_number(&o, steal_choices, NCHOICES(steal_choices), "chunk:", STEAL_CHUNK_MAX,
+                              "steal amount", STEAL_FORMS, &value, &chunk))
         return HERD_EINVAL;
     out->steal = chunk ? HERD__TAKE_CHUNK : (herd__steal_amount)value;
     out->steal_chunk = (int)chunk;
@@ -543,7 +588,8 @@ static int resolve_steal(const herd_config *cfg, herd__settings *out) {
 static int resolve_idle(const herd_config *cfg, herd__settings *out) {
     origin o;
     origin_of(&o, cfg, cfg ? cfg->idle : NULL, "idle", "HERD_IDLE");
-    if (!o.value) o.value = "adaptive";
+    if (!o.value)
+        o.value = "adaptive";
     int value;
     long us;
     if (pick_choice_or_number(&o, idle_choices, NCHOICES(idle_choices), "adaptive:", SPIN_US_MAX,
@@ -561,7 +607,8 @@ static int resolve_stats(const herd_config *cfg, herd__settings *out) {
     out->stats_path[0] = '\0';
     /* "" is off rather than malformed: `HERD_STATS= prog` is the natural
      * way to switch it off for one run. */
-    if (!o.value || strcmp(o.value, "") == 0 || strcmp(o.value, "0") == 0) return 0;
+    if (!o.value || strcmp(o.value, "") == 0 || strcmp(o.value, "0") == 0)
+        return 0;
     if (strcmp(o.value, "1") == 0) {
         out->stats = HERD__STATS_TABLE;
         return 0;
@@ -584,7 +631,8 @@ static const char *trace_path_problem(const char *path, char *buf, size_t len) {
     struct stat st;
     char dir[1024], shown[256];
     if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) return "is a directory";
+        if (S_ISDIR(st.st_mode))
+            return "is a directory";
         if (access(path, W_OK) != 0) {
             snprintf(buf, len, "file not writable (%s)", strerror(errno));
             return buf;
@@ -626,12 +674,15 @@ static int resolve_trace(const herd_config *cfg, herd__settings *out) {
     char problem[512];
     origin_of(&o, cfg, cfg ? cfg->trace : NULL, "trace", "HERD_TRACE");
     out->trace_path[0] = '\0';
-    if (!o.value) return 0;
-    if (o.value[0] == '\0') return complain(&o, "empty value", "accepted", TRACE_FORMS);
+    if (!o.value)
+        return 0;
+    if (o.value[0] == '\0')
+        return complain(&o, "empty value", "accepted", TRACE_FORMS);
     if (strlen(o.value) >= sizeof out->trace_path)
         return complain(&o, "path too long (at most 1023 characters)", "accepted", TRACE_FORMS);
     const char *why = trace_path_problem(o.value, problem, sizeof problem);
-    if (why) return complain(&o, why, "accepted", TRACE_FORMS);
+    if (why)
+        return complain(&o, why, "accepted", TRACE_FORMS);
     memcpy(out->trace_path, o.value, strlen(o.value) + 1);
     return 0;
 }
@@ -646,8 +697,10 @@ static int resolve_registry(const herd_config *cfg, herd__settings *out) {
     origin o;
     from_env(&o, "HERD_REGISTRY");
     out->registry[0] = '\0';
-    if (!o.value) return 0;
-    if (o.value[0] == '\0') return complain(&o, "empty value", "accepted", REGISTRY_FORMS);
+    if (!o.value)
+        return 0;
+    if (o.value[0] == '\0')
+        return complain(&o, "empty value", "accepted", REGISTRY_FORMS);
     if (strlen(o.value) >= sizeof out->registry)
         return complain(&o, "path too long (at most 1023 characters)", "accepted", REGISTRY_FORMS);
     memcpy(out->registry, o.value, strlen(o.value) + 1);
@@ -657,14 +710,15 @@ static int resolve_registry(const herd_config *cfg, herd__settings *out) {
 /* HERD_WATCHDOG (core/watchdog.c). Environment only. */
 #define WATCHDOG_MAX 86400
 #define WATCHDOG_FORMS                                                                             \
-    "SECONDS (1 to 86400: report the blocked tasks and abort), SECONDS,report (report and go "    \
+    "SECONDS (1 to 86400: report the blocked tasks and abort), SECONDS,report (report and go "     \
     "on), 0 or \"\" (no watchdog; SIGQUIT still dumps), off (no watchdog, no SIGQUIT dump)"
 
 static int resolve_watchdog(const herd_config *cfg, herd__settings *out) {
     (void)cfg;
     origin o;
     from_env(&o, "HERD_WATCHDOG");
-    if (!o.value || o.value[0] == '\0' || strcmp(o.value, "0") == 0) return 0;
+    if (!o.value || o.value[0] == '\0' || strcmp(o.value, "0") == 0)
+        return 0;
     if (strcasecmp(o.value, "off") == 0) {
         out->watchdog_off = 1;
         return 0;
@@ -682,7 +736,8 @@ static int resolve_watchdog(const herd_config *cfg, herd__settings *out) {
     memcpy(num, o.value, len);
     num[len] = '\0';
     const char *why = scan_long(num, 1, WATCHDOG_MAX, &secs);
-    if (why) return complain(&o, why, "accepted", WATCHDOG_FORMS);
+    if (why)
+        return complain(&o, why, "accepted", WATCHDOG_FORMS);
     out->watchdog_s = (unsigned)secs;
     return 0;
 }
@@ -711,7 +766,8 @@ static int resolve_stack_guard(const herd_config *cfg, herd__settings *out) {
     size_t g;
     if (o.value[0] >= '0' && o.value[0] <= '9') {
         const char *why = scan_size(o.value, &g);
-        if (why) return complain(&o, why, "accepted", GUARD_FORMS);
+        if (why)
+            return complain(&o, why, "accepted", GUARD_FORMS);
         if (g < GUARD_SIZE_MIN || g > GUARD_SIZE_MAX)
             return complain(&o, "out of range", "accepted", GUARD_FORMS);
         out->stack_guard = 1;
@@ -723,16 +779,15 @@ static int resolve_stack_guard(const herd_config *cfg, herd__settings *out) {
 
 int herd__settings_resolve(const herd_config *cfg, herd__settings *out) {
     static int (*const steps[])(const herd_config *, herd__settings *) = {
-        resolve_workers, resolve_sched, resolve_bind,  resolve_topology,    resolve_shepherd,
-        resolve_stack,   resolve_idle,  resolve_stats, resolve_stack_guard, resolve_spawn,
-        resolve_steal,
-        resolve_trace,
-        resolve_registry,
-        resolve_watchdog,
+        resolve_workers, resolve_sched, resolve_bind,     resolve_topology,    resolve_shepherd,
+        resolve_stack,   resolve_idle,  resolve_stats,    resolve_stack_guard, resolve_spawn,
+        resolve_steal,   resolve_trace, resolve_registry, resolve_watchdog,
     };
     memset(out, 0, sizeof *out);
-    if (check_variable_names()) return HERD_EINVAL;
+    if (check_variable_names())
+        return HERD_EINVAL;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-        if (steps[i](cfg, out)) return HERD_EINVAL;
+        if (steps[i](cfg, out))
+            return HERD_EINVAL;
     return 0;
 }

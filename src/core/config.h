@@ -40,28 +40,28 @@ typedef enum herd__steal_amount {
 #define HERD__WORKERS_MAX 4096
 
 typedef struct herd__settings {
-    int workers;              /* >= 1; 0 before resolution means "all PUs of the topology" */
-    int workers_auto;         /* HERD_WORKERS=auto: the free PUs by XLL's view (src/place/) */
-    char sched[32];           /* scheduler name; "auto" until herd_start picks one */
+    int workers;      /* >= 1; 0 before resolution means "all PUs of the topology" */
+    int workers_auto; /* HERD_WORKERS=auto: the free PUs by XLL's view (src/place/) */
+    char sched[32];   /* scheduler name; "auto" until herd_start picks one */
     herd__bind bind;
-    char topology[1024];      /* "" = the real machine */
-    herd__level shepherd;     /* default HERD__LVL_L3 ... see config.c */
-    int shepherd_set;         /* 1 when cfg or HERD_SHEPHERD named the level */
-    size_t stack_size;        /* bytes, page-multiple, >= 16 KiB */
+    char topology[1024];  /* "" = the real machine */
+    herd__level shepherd; /* default HERD__LVL_L3 ... see config.c */
+    int shepherd_set;     /* 1 when cfg or HERD_SHEPHERD named the level */
+    size_t stack_size;    /* bytes, page-multiple, >= 16 KiB */
     herd__idle idle;
-    uint32_t spin_us;         /* adaptive: how long to search before sleeping; 0 = default */
+    uint32_t spin_us; /* adaptive: how long to search before sleeping; 0 = default */
     herd__stats_mode stats;
     char stats_path[1024];
-    int stack_guard;          /* 1 on, 0 off */
-    size_t stack_guard_size;  /* HERD_STACK_GUARD=SIZE: the guard's bytes; 0: the default */
+    int stack_guard;         /* 1 on, 0 off */
+    size_t stack_guard_size; /* HERD_STACK_GUARD=SIZE: the guard's bytes; 0: the default */
     herd__spawn_policy spawn;
     herd__steal_amount steal;
-    int steal_chunk;          /* HERD__TAKE_CHUNK: tasks per steal, >= 1 */
-    char trace_path[1024];    /* HERD_TRACE: file written at herd_stop(); "" = off */
-    char registry[1024];      /* HERD_REGISTRY: the machine-wide registry; "" = the default */
-    unsigned watchdog_s;      /* HERD_WATCHDOG: seconds without progress; 0 = no watchdog */
-    int watchdog_report;      /* 1: report and go on; 0: report and abort */
-    int watchdog_off;         /* HERD_WATCHDOG=off: no watchdog thread, no SIGQUIT dump */
+    int steal_chunk;       /* HERD__TAKE_CHUNK: tasks per steal, >= 1 */
+    char trace_path[1024]; /* HERD_TRACE: file written at herd_stop(); "" = off */
+    char registry[1024];   /* HERD_REGISTRY: the machine-wide registry; "" = the default */
+    unsigned watchdog_s;   /* HERD_WATCHDOG: seconds without progress; 0 = no watchdog */
+    int watchdog_report;   /* 1: report and go on; 0: report and abort */
+    int watchdog_off;      /* HERD_WATCHDOG=off: no watchdog thread, no SIGQUIT dump */
 } herd__settings;
 
 /* Merge cfg (may be NULL), the environment and the defaults into out.
@@ -79,7 +79,7 @@ int herd__sched_names(const char **out, int max, unsigned need_flags);
 void herd__sched_names_joined(char *buf, size_t len, unsigned need_flags);
 
 /* Parsers, exposed for unit tests. Each returns 0 or HERD_EINVAL. */
-int herd__parse_size(const char *s, size_t *out);   /* "65536", "64K", "1M", "2G" (powers of 1024) */
+int herd__parse_size(const char *s, size_t *out); /* "65536", "64K", "1M", "2G" (powers of 1024) */
 int herd__parse_int(const char *s, long min, long max, long *out);
 
 /* Report worker statistics as HERD_STATS asks (table to stderr, or JSON to

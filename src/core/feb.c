@@ -285,9 +285,15 @@ static int feb_set(uint64_t *addr, int full, int write, uint64_t value) {
     return 0;
 }
 
-HERD_API int herd_feb_writeF(uint64_t *addr, uint64_t value) { return feb_set(addr, 1, 1, value); }
-HERD_API int herd_feb_fill(uint64_t *addr) { return feb_set(addr, 1, 0, 0); }
-HERD_API int herd_feb_empty(uint64_t *addr) { return feb_set(addr, 0, 0, 0); }
+HERD_API int herd_feb_writeF(uint64_t *addr, uint64_t value) {
+    return feb_set(addr, 1, 1, value);
+}
+HERD_API int herd_feb_fill(uint64_t *addr) {
+    return feb_set(addr, 1, 0, 0);
+}
+HERD_API int herd_feb_empty(uint64_t *addr) {
+    return feb_set(addr, 0, 0, 0);
+}
 
 HERD_API int herd_feb_status(const uint64_t *addr) {
     bucket *b = bucket_of(addr);

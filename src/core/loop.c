@@ -25,16 +25,16 @@
 #include <string.h>
 
 typedef struct loop {
-    herd_reduce_fn body;   /* reductions */
-    herd_loop_fn plain;    /* plain loops */
+    herd_reduce_fn body; /* reductions */
+    herd_loop_fn plain;  /* plain loops */
     herd_combine_fn combine;
     void *arg;
     const void *identity;
     size_t size;
     int64_t grain;
     int64_t end;
-    _Atomic int64_t next;  /* HERD_LOOP_CHUNKS: first iteration not yet taken */
-    herd_mutex lock;       /* HERD_LOOP_CHUNKS: guards *total */
+    _Atomic int64_t next; /* HERD_LOOP_CHUNKS: first iteration not yet taken */
+    herd_mutex lock;      /* HERD_LOOP_CHUNKS: guards *total */
     void *total;
 } loop;
 
@@ -139,8 +139,8 @@ static int run_loop(loop *l, int64_t begin, int64_t end, herd_loop_kind kind, vo
         return HERD_ENOTASK;
     if (kind == HERD_LOOP_EACH)
         l->grain = 1;
-    if ((!l->body && !l->plain) || l->grain < 1 || (l->size && (!l->combine || !l->identity ||
-                                                                !result || l->size > HERD_ARG_MAX)))
+    if ((!l->body && !l->plain) || l->grain < 1 ||
+        (l->size && (!l->combine || !l->identity || !result || l->size > HERD_ARG_MAX)))
         return HERD_EINVAL;
     if (kind != HERD_LOOP_EACH && kind != HERD_LOOP_SPLIT && kind != HERD_LOOP_CHUNKS &&
         kind != HERD_LOOP_SHEPHERDS)
@@ -183,8 +183,12 @@ HERD_API int herd_loop(int64_t begin, int64_t end, int64_t grain, herd_loop_kind
 HERD_API int herd_loop_reduce(int64_t begin, int64_t end, int64_t grain, herd_loop_kind kind,
                               herd_reduce_fn body, herd_combine_fn combine, void *arg,
                               const void *identity, void *result, size_t size) {
-    loop l = {.body = body, .combine = combine, .arg = arg, .identity = identity,
-              .size = size ? size : 1, .grain = grain};
+    loop l = {.body = body,
+              .combine = combine,
+              .arg = arg,
+              .identity = identity,
+              .size = size ? size : 1,
+              .grain = grain};
     if (!body || size == 0)
         return HERD_EINVAL;
     return run_loop(&l, begin, end, kind, result);

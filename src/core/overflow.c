@@ -30,8 +30,7 @@ static void describe_addr(void *p, char *buf, size_t len) {
         snprintf(buf, len,
                  "%p (%s+%#lx, not in the dynamic symbol table: addr2line -f -e %s %#lx names it, "
                  "or link with -rdynamic)",
-                 p,
-                 info.dli_fname, (unsigned long)((char *)p - (char *)info.dli_fbase),
+                 p, info.dli_fname, (unsigned long)((char *)p - (char *)info.dli_fbase),
                  info.dli_fname, (unsigned long)((char *)p - (char *)info.dli_fbase));
     else
         snprintf(buf, len, "%p", p);

@@ -26,15 +26,24 @@ static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
 
 HERD_API const char *herd_strerror(int err) {
     switch (err) {
-    case HERD_OK: return "success";
-    case HERD_EINVAL: return "invalid argument or setting";
-    case HERD_ENOMEM: return "out of memory (descriptors, stacks or queue space)";
-    case HERD_ENOTASK: return "only valid inside a herd task";
-    case HERD_ESTATE: return "runtime not started, or already started";
-    case HERD_EBUSY: return "object busy";
-    case HERD_ESYS: return "the operating system refused";
-    case HERD_ETASK: return "not valid inside a herd task";
-    default: return "unknown herd error";
+    case HERD_OK:
+        return "success";
+    case HERD_EINVAL:
+        return "invalid argument or setting";
+    case HERD_ENOMEM:
+        return "out of memory (descriptors, stacks or queue space)";
+    case HERD_ENOTASK:
+        return "only valid inside a herd task";
+    case HERD_ESTATE:
+        return "runtime not started, or already started";
+    case HERD_EBUSY:
+        return "object busy";
+    case HERD_ESYS:
+        return "the operating system refused";
+    case HERD_ETASK:
+        return "not valid inside a herd task";
+    default:
+        return "unknown herd error";
     }
 }
 
@@ -54,14 +63,18 @@ static herd__map_policy map_policy(herd__bind b) {
                                   : HERD__MAP_XLL;
 }
 
-static const char *bind_value(herd__bind b) { return herd__map_policy_name(map_policy(b)); }
+static const char *bind_value(herd__bind b) {
+    return herd__map_policy_name(map_policy(b));
+}
 
 static int pin_worker(void *ctx, int pu, char *err, size_t errlen) {
     herd__rt *rt = ctx;
     return herd__topo_bind_self(&rt->topo, pu, err, errlen);
 }
 
-static void futex_wake_all(_Atomic int *word) { herd__futex_wake(word, INT_MAX); }
+static void futex_wake_all(_Atomic int *word) {
+    herd__futex_wake(word, INT_MAX);
+}
 
 /* The pin of an adopted worker 0 (adopt mode): its PU is recorded, but the
  * thread that will lend itself is not known yet, so nobody is pinned. */
@@ -71,13 +84,12 @@ static int pin_nobody(void *ctx, int pu, char *err, size_t errlen) {
 }
 
 /* P1 and P2: choose w's PU (and pin the caller with pin). */
-static void choose_pu(herd__worker *w,
-                      int (*pin)(void *ctx, int pu, char *err, size_t errlen)) {
+static void choose_pu(herd__worker *w, int (*pin)(void *ctx, int pu, char *err, size_t errlen)) {
     herd__rt *rt = w->rt;
     char err[512];
     int pu = 0;
-    int rc = herd__map_choose(rt->reg, map_policy(rt->set.bind), rt->topo.npus,
-                              rt->topo.os_index, w->id, pin, rt, &pu, err, sizeof err);
+    int rc = herd__map_choose(rt->reg, map_policy(rt->set.bind), rt->topo.npus, rt->topo.os_index,
+                              w->id, pin, rt, &pu, err, sizeof err);
     if (rc) {
         fprintf(stderr, "herd: worker %d: HERD_BIND=%s: %s\n", w->id, bind_value(rt->set.bind),
                 err);
@@ -248,7 +260,8 @@ static int open_registry(herd__rt *rt) {
     char err[512];
     const char *what = rt->set.workers_auto && !HERD__BIND_MAPPED(rt->set.bind)
                            ? "HERD_WORKERS=auto"
-                           : HERD__BIND_MAPPED(rt->set.bind) ? "HERD_BIND" : NULL;
+                       : HERD__BIND_MAPPED(rt->set.bind) ? "HERD_BIND"
+                                                         : NULL;
     if (!what || rt->reg)
         return 0;
     if (rt->topo.synthetic && !rt->set.registry[0]) {
@@ -293,8 +306,10 @@ static uint64_t adaptive_spin_ns(const herd__settings *set, int cpu_per_worker) 
 static int default_workers(const herd__topo *t) {
     if (t->npus <= HERD__WORKERS_MAX)
         return t->npus;
-    fprintf(stderr, "herd: %d PUs, more than the %d workers herd runs: %d workers (set "
-                    "HERD_WORKERS to choose)\n", t->npus, HERD__WORKERS_MAX, HERD__WORKERS_MAX);
+    fprintf(stderr,
+            "herd: %d PUs, more than the %d workers herd runs: %d workers (set "
+            "HERD_WORKERS to choose)\n",
+            t->npus, HERD__WORKERS_MAX, HERD__WORKERS_MAX);
     return HERD__WORKERS_MAX;
 }
 
@@ -316,8 +331,8 @@ static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
     rt->nworkers = rt->set.workers ? rt->set.workers : default_workers(&rt->topo);
     atomic_init(&rt->serving, rt->nworkers);
     if (rt->set.workers_auto) {
-        rc = herd__map_auto_workers(rt->reg, rt->topo.npus, rt->topo.os_index, &rt->nworkers,
-                                    err, sizeof err);
+        rc = herd__map_auto_workers(rt->reg, rt->topo.npus, rt->topo.os_index, &rt->nworkers, err,
+                                    sizeof err);
         if (rc) {
             fprintf(stderr, "herd: HERD_WORKERS=auto: %s\n", err);
             return rc;
@@ -333,8 +348,7 @@ static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
     rt->workers =
         aligned_alloc(_Alignof(herd__worker), sizeof(herd__worker) * (size_t)rt->nworkers);
     if (!rt->workers)
-        return start_no_memory("the worker records",
-                               sizeof(herd__worker) * (size_t)rt->nworkers);
+        return start_no_memory("the worker records", sizeof(herd__worker) * (size_t)rt->nworkers);
     memset(rt->workers, 0, sizeof(herd__worker) * (size_t)rt->nworkers);
     for (int i = 0; i < rt->nworkers; i++) {
         rt->workers[i].rt = rt;
@@ -349,9 +363,8 @@ static int place_up_front(herd__rt *rt, int preview) {
     char err[512];
     int rc;
     if (HERD__BIND_MAPPED(rt->set.bind) && preview)
-        rc = herd__map_preview(rt->reg, map_policy(rt->set.bind), rt->topo.npus,
-                               rt->topo.os_index, rt->nworkers, rt->pu_of_worker, err,
-                               sizeof err);
+        rc = herd__map_preview(rt->reg, map_policy(rt->set.bind), rt->topo.npus, rt->topo.os_index,
+                               rt->nworkers, rt->pu_of_worker, err, sizeof err);
     else
         rc = herd__topo_place(&rt->topo, rt->set.bind, rt->nworkers, rt->pu_of_worker, err,
                               sizeof err);
@@ -416,7 +429,7 @@ static void stop_workers(herd__rt *rt, int started) {
      * sleeping workers look. */
     atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
     herd__wake_all(rt);
-    herd__serve_all(rt); /* and the parked ones */
+    herd__serve_all(rt);                              /* and the parked ones */
     for (int i = rt->adopt ? 1 : 0; i < started; i++) /* adopt: worker 0 has no pthread */
         pthread_join(rt->workers[i].thread, NULL);
     /* Adopt mode: worker 0's stack cache has no thread to free it. No
@@ -459,7 +472,7 @@ static void abort_start(herd__rt *rt, int started, int gated) {
  * guard cut short by a limited address space (docs/design/stacks.md). */
 static void stack_report_setup(herd__rt *rt, const herd_config *cfg, unsigned flags,
                                const char *setting) {
-    rt->stacks.setting = setting                     ? setting
+    rt->stacks.setting = setting                       ? setting
                          : cfg && cfg->stack_size != 0 ? "herd_config.stack_size"
                                                        : "HERD_STACK";
     rt->stacks.name_by_pc = (flags & HERD__START_NAME_BY_PC) != 0;
@@ -474,7 +487,9 @@ static void stack_report_setup(herd__rt *rt, const herd_config *cfg, unsigned fl
                 rt->stacks.guard_size >> 10, HERD__STACK_GUARD_FLOOR >> 20);
 }
 
-HERD_API int herd_start(const herd_config *cfg) { return herd__start_ex(cfg, 0, NULL); }
+HERD_API int herd_start(const herd_config *cfg) {
+    return herd__start_ex(cfg, 0, NULL);
+}
 
 int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_setting) {
     pthread_mutex_lock(&lifecycle);
@@ -505,7 +520,7 @@ int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_set
         rt->holding = 1;
         if (rt->adopt)
             choose_pu(&rt->workers[0], pin_nobody); /* P1, P2 for the lent thread */
-        rc = start_threads(rt, &started); /* each chooses its PU: P1, P2 */
+        rc = start_threads(rt, &started);           /* each chooses its PU: P1, P2 */
         int wrc = wait_placed(rt, started > 0 ? started : rt->adopt);
         if (rc == 0)
             rc = wrc;
@@ -515,8 +530,10 @@ int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_set
     if (rc == 0)
         rc = rt_finish(rt); /* P3 */
     if (rc == 0 && (rc = herd__overflow_install()) != 0)
-        fprintf(stderr, "herd: herd_start: cannot install the stack-overflow handler "
-                        "(sigaction SIGSEGV): %s\n", strerror(errno));
+        fprintf(stderr,
+                "herd: herd_start: cannot install the stack-overflow handler "
+                "(sigaction SIGSEGV): %s\n",
+                strerror(errno));
     if (rc == 0 && !gated)
         rc = start_threads(rt, &started);
     if (rc == 0)

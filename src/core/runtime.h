@@ -13,19 +13,19 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <sys/types.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #if defined(HERD_DEBUG) || !defined(NDEBUG)
 #include <stdio.h>
 #include <stdlib.h>
-#define HERD_ASSERT(c)                                                                            \
-    do {                                                                                          \
-        if (!(c)) {                                                                               \
-            fprintf(stderr, "herd: assertion failed: %s (%s:%d)\n", #c, __FILE__, __LINE__);      \
-            abort();                                                                              \
-        }                                                                                         \
+#define HERD_ASSERT(c)                                                                             \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "herd: assertion failed: %s (%s:%d)\n", #c, __FILE__, __LINE__);       \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 #else
 #define HERD_ASSERT(c) ((void)0)
@@ -35,7 +35,7 @@
 enum herd__task_kind {
     /* HERD__KIND_TASK = 1 (herd/herd_fast.h): parent is the spawning frame's join */
     HERD__KIND_GROUP = HERD__KIND_TASK + 1, /* parent is a herd_group's join */
-    HERD__KIND_ROOT,     /* from herd_run(); parent is an external join */
+    HERD__KIND_ROOT,                        /* from herd_run(); parent is an external join */
 };
 
 /* The waiter of a join on which a kernel thread sleeps (herd_run): it
@@ -53,7 +53,7 @@ enum herd__wait_kind {
     HERD__WAIT_MUTEX,
     HERD__WAIT_COND,
     HERD__WAIT_BARRIER,
-    HERD__WAIT_FEB,      /* a full/empty word */
+    HERD__WAIT_FEB, /* a full/empty word */
     HERD__WAIT_FUTURE,
     HERD__WAIT_GROUP,
     HERD__WAIT_CHILDREN, /* herd_wait, or a task's end: its own children */
@@ -95,16 +95,16 @@ typedef struct herd__waitrec {
  * holds it in a wait list or ready queue. */
 typedef struct herd__ult {
     herd__stack *stack;
-    herd__frame *frame;   /* innermost frame while suspended */
-    struct herd__ult *next; /* wait-list / ready-queue link */
-    struct herd__ult *prev; /* ready-queue link (the queue is double-ended) */
+    herd__frame *frame;       /* innermost frame while suspended */
+    struct herd__ult *next;   /* wait-list / ready-queue link */
+    struct herd__ult *prev;   /* ready-queue link (the queue is double-ended) */
     herd__frame *first_level; /* while suspended: the worker's first_level (see there) */
     /* Tied mode (rt->tied): the worker this ULT suspended on; it resumes
      * only there (herd__ult_ready puts it on that worker's `home` queue).
      * NULL: any worker may resume it. Set by herd__block, cleared on reuse. */
     struct herd__worker *home;
-    herd__wait_ctx *ctx;  /* owner only: the constructs its task is inside */
-    herd__waitrec wait;   /* while suspended: what for (core/watchdog.c) */
+    herd__wait_ctx *ctx; /* owner only: the constructs its task is inside */
+    herd__waitrec wait;  /* while suspended: what for (core/watchdog.c) */
     /* Every ULT record of the runtime, under rt->ults_lock (watchdog.c). */
     struct herd__ult *all_next, *all_prev;
     /* Owner only: 1 once a task ran on this stack since it was last
@@ -133,27 +133,26 @@ typedef struct herd__counters {
         steal_attempts, failed_steals, blocks, stacks_allocated, idle_ns;
 } herd__counters;
 
-#define HERD__ADD(w, field, n)                                                                    \
-    atomic_store_explicit(&(w)->stats.field,                                                      \
-                          atomic_load_explicit(&(w)->stats.field, memory_order_relaxed) + (n),    \
+#define HERD__ADD(w, field, n)                                                                     \
+    atomic_store_explicit(&(w)->stats.field,                                                       \
+                          atomic_load_explicit(&(w)->stats.field, memory_order_relaxed) + (n),     \
                           memory_order_relaxed)
 #define HERD__COUNT(w, field) HERD__ADD(w, field, 1)
 
 /* What a queue or a steal hands back: a queued task, or a suspended ULT.
  * A steal also says where it came from and how much it moved. */
 typedef struct herd__work {
-    herd__ult *ult;       /* non-NULL: resume it */
-    int victim;           /* steals: the victim worker, -1 for a shepherd queue */
-    int victim_shepherd;  /* steals: the victim's shepherd */
-    uint32_t ntasks;      /* steals: tasks moved, this one included */
+    herd__ult *ult;      /* non-NULL: resume it */
+    int victim;          /* steals: the victim worker, -1 for a shepherd queue */
+    int victim_shepherd; /* steals: the victim's shepherd */
+    uint32_t ntasks;     /* steals: tasks moved, this one included */
     herd__taskcopy task;
 } herd__work;
 
 /* A task queued outside the split deques (queue schedulers, placement): the
  * header of a herd__taskcopy and only `size` argument bytes. */
 typedef herd__taskcopy herd__qtask;
-herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void *arg,
-                             size_t size);
+herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void *arg, size_t size);
 /* A new queued task at the back of q. Returns 0 or HERD_ENOMEM (nothing
  * queued). The caller wakes whoever may take it (W3). */
 int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const void *arg,
@@ -185,26 +184,26 @@ typedef struct herd__box {
 } __attribute__((aligned(64))) herd__box;
 
 typedef struct herd__worker {
-    herd__hot hot;            /* first: the inline paths see it as herd__tls */
-    herd__readyq ready;       /* resumed ULTs */
-    herd__readyq home;        /* resumed ULTs homed here (tied mode): thieves never take them */
-    herd__tq mine;            /* tasks placed on this worker only (herd__group_place_worker) */
-    herd__box box;            /* ... the first of them, when it was free */
+    herd__hot hot;      /* first: the inline paths see it as herd__tls */
+    herd__readyq ready; /* resumed ULTs */
+    herd__readyq home;  /* resumed ULTs homed here (tied mode): thieves never take them */
+    herd__tq mine;      /* tasks placed on this worker only (herd__group_place_worker) */
+    herd__box box;      /* ... the first of them, when it was free */
     /* Adopt mode, worker 0: the adopting thread's own stack as a ULT. */
     herd__ult native_ult;
     herd__stack native_stack;
-    herd__ult *cur;           /* ULT running on this worker */
+    herd__ult *cur; /* ULT running on this worker */
     /* Action to run right after the next context switch lands (J2, W*). */
     void (*post)(struct herd__worker *w, herd__ult *u, void *arg);
     herd__ult *post_ult;
     void *post_arg;
-    herd__ult *cache;         /* free stacks (as ULT records), owner only */
+    herd__ult *cache; /* free stacks (as ULT records), owner only */
     int ncache;
-    void *native_sp;          /* the pthread's own context, for shutdown */
+    void *native_sp; /* the pthread's own context, for shutdown */
     struct herd__rt *rt;
     int id;
     int pu;
-    int shepherd;             /* index into rt->shepherds */
+    int shepherd; /* index into rt->shepherds */
     /* Victim order, filled by the scheduler's init (NULL for random and
      * queue schedulers): order[0..norder), grouped in classes of equal
      * distance; class_end[c] is one past the last index of class c. */
@@ -212,8 +211,8 @@ typedef struct herd__worker {
     int norder;
     int *class_end;
     int nclasses;
-    unsigned rr;              /* round-robin placement cursor (fifo, lifo, hier) */
-    _Atomic int searching;    /* 1 while it looks at shared work (S1, core/worker.c) */
+    unsigned rr;           /* round-robin placement cursor (fifo, lifo, hier) */
+    _Atomic int searching; /* 1 while it looks at shared work (S1, core/worker.c) */
     /* The frame of the herd_run root running on this worker, while it is
      * the innermost frame and the scheduler places first-level tasks
      * (place_first_level); NULL otherwise. While set, hot.spawn_limit is 0
@@ -223,11 +222,11 @@ typedef struct herd__worker {
     herd__frame *first_level;
     uint32_t spawn_limit_open;
     uint64_t rng;
-    unsigned tick;            /* scheduling decisions, for the fairness check */
-    int yielded;              /* a task yielded: others go first once */
+    unsigned tick; /* scheduling decisions, for the fairness check */
+    int yielded;   /* a task yielded: others go first once */
     void *altstack;
     pthread_t thread;
-    void *tsan_native;        /* sanitizer view of the pthread's own stack */
+    void *tsan_native; /* sanitizer view of the pthread's own stack */
     void *native_low;
     size_t native_size;
     herd__counters stats;
@@ -283,10 +282,10 @@ int herd__sched_check(const herd__sched_ops *s, const herd__settings *set);
 /* A group of workers that share a cache (HERD_SHEPHERD's level): the unit
  * of mts's shared queue and of local vs remote steal counts. */
 typedef struct herd__shepherd {
-    herd__tq placed;  /* tasks placed on this shepherd (HERD_LOOP_SHEPHERDS) */
+    herd__tq placed; /* tasks placed on this shepherd (HERD_LOOP_SHEPHERDS) */
     int nworkers;
-    int *workers;     /* worker ids, ascending */
-    int domain;       /* index of its domain at the shepherd level */
+    int *workers; /* worker ids, ascending */
+    int domain;   /* index of its domain at the shepherd level */
 } herd__shepherd;
 
 typedef struct herd__inject {
@@ -303,8 +302,8 @@ typedef struct herd__rt {
     herd__ult *pool;
     _Atomic int npool;
     const herd__sched_ops *sched;
-    void *sched_data;         /* the scheduler's own state */
-    int sched_ready;          /* init succeeded: herd__rt_free runs fini */
+    void *sched_data; /* the scheduler's own state */
+    int sched_ready;  /* init succeeded: herd__rt_free runs fini */
     herd__level shepherd_level;
     int nshepherds;
     herd__shepherd *shepherds;
@@ -316,8 +315,8 @@ typedef struct herd__rt {
     herd__inject *inject_head, *inject_tail;
     _Atomic long inject_size;
     /* W1..W4: sleeping workers. */
-    uint64_t spin_ns;         /* HERD_IDLE=adaptive: search this long, then sleep */
-    int cpu_per_worker;       /* the process may use at least as many CPUs as workers */
+    uint64_t spin_ns;   /* HERD_IDLE=adaptive: search this long, then sleep */
+    int cpu_per_worker; /* the process may use at least as many CPUs as workers */
     /* The words idle workers and wakers change all the time (W1..W3), on a
      * cache line of their own: beside them, the adopt flags that every
      * OpenMP region reads and the `adopted` it CASes missed the cache each
@@ -326,7 +325,7 @@ typedef struct herd__rt {
     _Atomic uint32_t wake_seq;
     /* herd__start_ex flags (docs/design/openmp.md, "Core mechanisms"). */
     _Alignas(64) int adopt; /* worker 0 has no pthread: a caller lends its thread */
-    int tied;             /* suspended ULTs resume on the worker they suspended on */
+    int tied;               /* suspended ULTs resume on the worker they suspended on */
     /* Apart from the flags above, which searching workers read on every
      * attempt (shared_begin): the CAS and the release store of each
      * OpenMP region took their line away (0.1 us per region, 2 threads). */
@@ -338,7 +337,7 @@ typedef struct herd__rt {
     pid_t adopt_pinned_tid;
     cpu_set_t adopt_saved_mask;
     _Alignas(64) _Atomic int closing; /* herd_stop() began: new herd_run() calls are refused */
-    _Atomic int stopping; /* no run is left: idle workers exit */
+    _Atomic int stopping;             /* no run is left: idle workers exit */
     uint64_t start_ns;
     /* Mapped policies (HERD_BIND static/bll/xll) and HERD_WORKERS=auto: the
      * machine-wide registry (src/place/), else NULL. `holding`: workers of
@@ -371,7 +370,9 @@ extern herd__rt *herd__rt_global;
 
 /* The worker running the caller, or NULL. Read it again after anything that
  * may suspend the task: it may resume on another worker. */
-static inline herd__worker *herd__self(void) { return (herd__worker *)(void *)herd__tls; }
+static inline herd__worker *herd__self(void) {
+    return (herd__worker *)(void *)herd__tls;
+}
 
 uint64_t herd__now_ns(void);
 

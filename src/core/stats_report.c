@@ -25,7 +25,8 @@ static void add_stats(herd_worker_stats *sum, const herd_worker_stats *w) {
     sum->steals_local += w->steals_local;
     sum->steals_remote += w->steals_remote;
     sum->stolen_tasks += w->stolen_tasks;
-    if (w->max_chunk > sum->max_chunk) sum->max_chunk = w->max_chunk; /* a maximum, not a sum */
+    if (w->max_chunk > sum->max_chunk)
+        sum->max_chunk = w->max_chunk; /* a maximum, not a sum */
     sum->steal_attempts += w->steal_attempts;
     sum->failed_steals += w->failed_steals;
     sum->blocks += w->blocks;
@@ -49,17 +50,17 @@ enum { NCOUNTS = 12, NCOLS = NCOUNTS + 4, CELL = 32 };
 /* "local" and "remote" split the steals by whether the victim shares the
  * thief's shepherd; "moved" counts the tasks those steals took. */
 static const char *const headers[NCOLS] = {
-    "worker", "shep",   "spawned",  "executed", "inlined", "steals",  "local",   "remote",
-    "moved",  "chunk",  "attempts", "failed",   "blocks",  "stacks",  "busy ms", "idle ms",
+    "worker", "shep",  "spawned",  "executed", "inlined", "steals", "local",   "remote",
+    "moved",  "chunk", "attempts", "failed",   "blocks",  "stacks", "busy ms", "idle ms",
 };
 
 /* One row as text; label is the worker number or "total" (shepherd -1). */
 static void format_row(char cells[NCOLS][CELL], const char *label, const herd_worker_stats *st,
                        int shepherd) {
-    const uint64_t counts[NCOUNTS] = {
-        st->spawned,       st->executed,     st->inlined,        st->steals,
-        st->steals_local,  st->steals_remote, st->stolen_tasks,  st->max_chunk,
-        st->steal_attempts, st->failed_steals, st->blocks,       st->stacks_allocated};
+    const uint64_t counts[NCOUNTS] = {st->spawned,       st->executed,     st->inlined,
+                                      st->steals,        st->steals_local, st->steals_remote,
+                                      st->stolen_tasks,  st->max_chunk,    st->steal_attempts,
+                                      st->failed_steals, st->blocks,       st->stacks_allocated};
     snprintf(cells[0], CELL, "%s", label);
     if (shepherd >= 0)
         snprintf(cells[1], CELL, "%d", shepherd);
@@ -89,7 +90,8 @@ static void row_cells(char cells[NCOLS][CELL], int r, const herd_worker_stats *w
 void herd__stats_print_table(FILE *out, const herd_worker_stats *w, int n) {
     char cells[NCOLS][CELL];
     int width[NCOLS] = {0};
-    if (!w || n < 0) n = 0;
+    if (!w || n < 0)
+        n = 0;
     herd_worker_stats total = total_of(w, n);
     /* Two passes over the rows rather than a buffer of n rows: the widths
      * first, then the text. Formatting twice is cheap next to a run. */
@@ -97,7 +99,8 @@ void herd__stats_print_table(FILE *out, const herd_worker_stats *w, int n) {
         row_cells(cells, r, w, n, &total);
         for (int c = 0; c < NCOLS; c++) {
             int len = (int)strlen(cells[c]);
-            if (len > width[c]) width[c] = len;
+            if (len > width[c])
+                width[c] = len;
         }
     }
     for (int r = -1; r <= n; r++) {
@@ -122,18 +125,24 @@ static size_t utf8_length(const unsigned char *p) {
         n = 2;
     } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
         n = 3;
-        if (p[0] == 0xe0) lo = 0xa0; /* overlong */
-        if (p[0] == 0xed) hi = 0x9f; /* UTF-16 surrogates */
+        if (p[0] == 0xe0)
+            lo = 0xa0; /* overlong */
+        if (p[0] == 0xed)
+            hi = 0x9f; /* UTF-16 surrogates */
     } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
         n = 4;
-        if (p[0] == 0xf0) lo = 0x90; /* overlong */
-        if (p[0] == 0xf4) hi = 0x8f; /* above U+10FFFF */
+        if (p[0] == 0xf0)
+            lo = 0x90; /* overlong */
+        if (p[0] == 0xf4)
+            hi = 0x8f; /* above U+10FFFF */
     } else {
         return 0;
     }
-    if (p[1] < lo || p[1] > hi) return 0;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
     for (size_t i = 2; i < n; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf) return 0;
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0;
     return n;
 }
 
@@ -175,14 +184,14 @@ void herd__json_string(FILE *out, const char *s) {
 static void json_counters(FILE *out, const herd_worker_stats *st) {
     fprintf(out,
             "\"spawned\": %" PRIu64 ", \"executed\": %" PRIu64 ", \"inlined\": %" PRIu64
-            ", \"steals\": %" PRIu64 ", \"steals_local\": %" PRIu64
-            ", \"steals_remote\": %" PRIu64 ", \"stolen_tasks\": %" PRIu64
-            ", \"max_chunk\": %" PRIu64 ", \"steal_attempts\": %" PRIu64
-            ", \"failed_steals\": %" PRIu64 ", \"blocks\": %" PRIu64
-            ", \"stacks_allocated\": %" PRIu64 ", \"busy_ns\": %" PRIu64 ", \"idle_ns\": %" PRIu64,
-            st->spawned, st->executed, st->inlined, st->steals, st->steals_local,
-            st->steals_remote, st->stolen_tasks, st->max_chunk, st->steal_attempts,
-            st->failed_steals, st->blocks, st->stacks_allocated, st->busy_ns, st->idle_ns);
+            ", \"steals\": %" PRIu64 ", \"steals_local\": %" PRIu64 ", \"steals_remote\": %" PRIu64
+            ", \"stolen_tasks\": %" PRIu64 ", \"max_chunk\": %" PRIu64
+            ", \"steal_attempts\": %" PRIu64 ", \"failed_steals\": %" PRIu64
+            ", \"blocks\": %" PRIu64 ", \"stacks_allocated\": %" PRIu64 ", \"busy_ns\": %" PRIu64
+            ", \"idle_ns\": %" PRIu64,
+            st->spawned, st->executed, st->inlined, st->steals, st->steals_local, st->steals_remote,
+            st->stolen_tasks, st->max_chunk, st->steal_attempts, st->failed_steals, st->blocks,
+            st->stacks_allocated, st->busy_ns, st->idle_ns);
 }
 
 /* The HERD_IDLE form accepted in config.c; both files are updated when a
@@ -202,10 +211,18 @@ static const char *idle_name(herd__idle i) {
 /* The HERD_STEAL form; "default" when unset (the scheduler's own amount). */
 static void steal_name(const herd__settings *s, char *buf, size_t len) {
     switch (s->steal) {
-    case HERD__TAKE_ONE: snprintf(buf, len, "one"); break;
-    case HERD__TAKE_HALF: snprintf(buf, len, "half"); break;
-    case HERD__TAKE_CHUNK: snprintf(buf, len, "chunk:%d", s->steal_chunk); break;
-    default: snprintf(buf, len, "default"); break;
+    case HERD__TAKE_ONE:
+        snprintf(buf, len, "one");
+        break;
+    case HERD__TAKE_HALF:
+        snprintf(buf, len, "half");
+        break;
+    case HERD__TAKE_CHUNK:
+        snprintf(buf, len, "chunk:%d", s->steal_chunk);
+        break;
+    default:
+        snprintf(buf, len, "default");
+        break;
     }
 }
 
@@ -234,7 +251,8 @@ static void json_settings(FILE *out, const herd__settings *s) {
 }
 
 void herd__stats_print_json(FILE *out, const herd__settings *s, const herd_worker_stats *w, int n) {
-    if (!w || n < 0) n = 0;
+    if (!w || n < 0)
+        n = 0;
     herd_worker_stats total = total_of(w, n);
     /* One worker per line: still one object, but a person can read and diff
      * it without a formatter. */
@@ -260,19 +278,23 @@ static int cannot_write(const char *path, int err) {
 
 static int write_json_file(const herd__settings *s, const herd_worker_stats *w, int n) {
     FILE *f = fopen(s->stats_path, "w");
-    if (!f) return cannot_write(s->stats_path, errno);
+    if (!f)
+        return cannot_write(s->stats_path, errno);
     errno = 0;
     herd__stats_print_json(f, s, w, n);
     /* A full disk shows only when the buffer is flushed, so check the flush
      * and the close, not just the open. */
     int err = 0;
-    if (fflush(f) != 0 || ferror(f)) err = errno ? errno : EIO;
-    if (fclose(f) != 0 && !err) err = errno ? errno : EIO;
+    if (fflush(f) != 0 || ferror(f))
+        err = errno ? errno : EIO;
+    if (fclose(f) != 0 && !err)
+        err = errno ? errno : EIO;
     return err ? cannot_write(s->stats_path, err) : 0;
 }
 
 int herd__stats_report(const herd__settings *s, const herd_worker_stats *w, int n) {
-    if (!s) return 0;
+    if (!s)
+        return 0;
     switch (s->stats) {
     case HERD__STATS_TABLE:
         herd__stats_print_table(stderr, w, n);

@@ -354,8 +354,7 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
         phase_wait pw = {phase, p};
         if (!herd__spin_wait(herd__self(), phase_moved, &pw)) {
             barrier_arm a = {slot, SPIN_TOKEN(p), phase};
-            herd__block_on(HERD__WAIT_BARRIER, b, __builtin_return_address(0), arm_barrier,
-                           &a);
+            herd__block_on(HERD__WAIT_BARRIER, b, __builtin_return_address(0), arm_barrier, &a);
         }
         /* Released: the phase has moved (we saw it, or the last arrival
          * woke us after moving it, or our arm saw it). ORDER: acquire;

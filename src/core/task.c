@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 void herd__join_done(herd__join *j) {
     /* J3. ORDER: acq_rel; release: the finished task's writes (its results)
      * happen before whatever observes pending complete; acquire: pairs with
@@ -142,7 +141,9 @@ static void frame_wait_at(herd__frame *f, void *ra) {
     herd__block_on(HERD__WAIT_CHILDREN, f, ra, arm_frame, &a);
 }
 
-void herd__frame_wait(herd__frame *f) { frame_wait_at(f, __builtin_return_address(0)); }
+void herd__frame_wait(herd__frame *f) {
+    frame_wait_at(f, __builtin_return_address(0));
+}
 
 /* Does the scheduler place the children of this root itself (paper 004's
  * first level of parallelism)? Only herd_run roots, and only help-first:
@@ -351,15 +352,21 @@ HERD_API int herd__wait_slow(void) {
     return 0;
 }
 
-HERD_API void herd__publish_slow(void) { publish(herd__self()); }
+HERD_API void herd__publish_slow(void) {
+    publish(herd__self());
+}
 
-HERD_API void herd__frame_finish(herd__frame *f) { frame_wait_at(f, __builtin_return_address(0)); }
+HERD_API void herd__frame_finish(herd__frame *f) {
+    frame_wait_at(f, __builtin_return_address(0));
+}
 
 HERD_API int herd_spawn_fn(herd_fn fn, const void *arg, size_t arg_size) {
     return herd_spawn(fn, arg, arg_size);
 }
 
-HERD_API int herd_wait_fn(void) { return herd_wait(); }
+HERD_API int herd_wait_fn(void) {
+    return herd_wait();
+}
 
 static void arm_yield(herd__worker *w, herd__ult *u, void *arg) {
     (void)arg;
@@ -394,7 +401,9 @@ typedef struct group_rec {
 } group_rec;
 _Static_assert(sizeof(group_rec) <= sizeof(herd_group), "herd_group storage");
 
-static group_rec *group_of(herd_group *g) { return (group_rec *)(void *)g; }
+static group_rec *group_of(herd_group *g) {
+    return (group_rec *)(void *)g;
+}
 
 HERD_API void herd_group_init(herd_group *g) {
     group_rec *r = group_of(g);
@@ -434,8 +443,7 @@ HERD_API int herd_group_spawn(herd_group *g, herd_fn fn, const void *arg, size_t
     return rc;
 }
 
-int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg,
-                      size_t arg_size) {
+int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg, size_t arg_size) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)
         return HERD_ENOTASK;

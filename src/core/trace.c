@@ -81,8 +81,8 @@ struct herd__trace_buf {
     event *chunk[MAX_CHUNKS];
     size_t nchunks;
     size_t max_chunks, chunk_events; /* the cap: max_chunks * chunk_events */
-    uint64_t dropped; /* events not kept: cap reached, or no memory */
-    int nomem;        /* a chunk could not be allocated */
+    uint64_t dropped;                /* events not kept: cap reached, or no memory */
+    int nomem;                       /* a chunk could not be allocated */
 };
 
 /* ------------------------------------------------------------- recording */
@@ -429,9 +429,12 @@ typedef struct writer {
 
 static const char *task_kind_name(int kind) {
     switch (kind) {
-    case HERD__KIND_TASK: return "child";
-    case HERD__KIND_GROUP: return "group";
-    case HERD__KIND_ROOT: return "herd_run";
+    case HERD__KIND_TASK:
+        return "child";
+    case HERD__KIND_GROUP:
+        return "group";
+    case HERD__KIND_ROOT:
+        return "herd_run";
     }
     return "?";
 }
@@ -520,8 +523,8 @@ static void write_other(writer *wr, uint64_t kept, uint64_t dropped) {
             "\"workers\":%d,\"clock\":\"CLOCK_MONOTONIC, ts from herd_start\","
             "\"tid\":\"worker index + 1\",\"cap_per_worker\":%zu,\"events\":%" PRIu64
             ",\"events_dropped\":%" PRIu64 ",\"dropped_per_worker\":[",
-            HERD_VERSION_MAJOR, HERD_VERSION_MINOR, HERD_VERSION_PATCH, rt->nworkers,
-            cap_of(rt), kept, dropped);
+            HERD_VERSION_MAJOR, HERD_VERSION_MINOR, HERD_VERSION_PATCH, rt->nworkers, cap_of(rt),
+            kept, dropped);
     for (int i = 0; i < rt->nworkers; i++)
         fprintf(f, "%s%" PRIu64, i ? "," : "", rt->workers[i].trace->dropped);
     fputs("]}}\n", f);
@@ -549,8 +552,8 @@ int herd__trace_write(herd__rt *rt) {
     for (int i = 0; i < rt->nworkers; i++) {
         herd__trace_buf *t = rt->workers[i].trace;
         if (t->nchunks)
-            kept += (t->nchunks - 1) * t->chunk_events +
-                    (size_t)(t->pos - t->chunk[t->nchunks - 1]);
+            kept +=
+                (t->nchunks - 1) * t->chunk_events + (size_t)(t->pos - t->chunk[t->nchunks - 1]);
         dropped += t->dropped;
         nomem |= t->nomem;
     }

@@ -102,10 +102,18 @@ static herd__ult *rq_pop(herd__readyq *rq, int back) {
     return u;
 }
 
-void herd__readyq_push(herd__readyq *rq, herd__ult *u) { rq_push(rq, u, 0); }
-void herd__readyq_push_front(herd__readyq *rq, herd__ult *u) { rq_push(rq, u, 1); }
-herd__ult *herd__readyq_pop(herd__readyq *rq) { return rq_pop(rq, 0); }
-herd__ult *herd__readyq_pop_back(herd__readyq *rq) { return rq_pop(rq, 1); }
+void herd__readyq_push(herd__readyq *rq, herd__ult *u) {
+    rq_push(rq, u, 0);
+}
+void herd__readyq_push_front(herd__readyq *rq, herd__ult *u) {
+    rq_push(rq, u, 1);
+}
+herd__ult *herd__readyq_pop(herd__readyq *rq) {
+    return rq_pop(rq, 0);
+}
+herd__ult *herd__readyq_pop_back(herd__readyq *rq) {
+    return rq_pop(rq, 1);
+}
 
 static void fatal_no_stack(herd__worker *w) {
     const herd__stack_conf *c = &w->rt->stacks;
@@ -128,7 +136,8 @@ static herd__ult *pool_get(herd__rt *rt) {
         rt->pool = u->next;
         /* ORDER: relaxed; npool changes only under pool_lock, whose
          * acquire/release order the list itself; lock-free reads are hints. */
-        atomic_store_explicit(&rt->npool, atomic_load_explicit(&rt->npool, memory_order_relaxed) - 1,
+        atomic_store_explicit(&rt->npool,
+                              atomic_load_explicit(&rt->npool, memory_order_relaxed) - 1,
                               memory_order_relaxed);
     }
     herd__spin_unlock(&rt->pool_lock);

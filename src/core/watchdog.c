@@ -170,8 +170,7 @@ static void print_one(const snap *s, int i, int n) {
         if (s->kind[l] <= HERD__WAIT_NONE || s->kind[l] >= HERD__WAIT_NKINDS)
             break;
         describe(s->ra[l], where, sizeof where);
-        fprintf(stderr, "herd:     inside %s %p at %s\n", kind_names[s->kind[l]], s->obj[l],
-                where);
+        fprintf(stderr, "herd:     inside %s %p at %s\n", kind_names[s->kind[l]], s->obj[l], where);
     }
 }
 
@@ -276,8 +275,10 @@ static void *watchdog_main(void *arg) {
             continue;
         }
         if (!rt->set.watchdog_report) {
-            fprintf(stderr, "herd: watchdog: aborting (HERD_WATCHDOG=%u,report reports "
-                            "without stopping)\n", secs);
+            fprintf(stderr,
+                    "herd: watchdog: aborting (HERD_WATCHDOG=%u,report reports "
+                    "without stopping)\n",
+                    secs);
             abort();
         }
         fprintf(stderr, "herd: watchdog: the program goes on (report only)\n");

@@ -49,13 +49,13 @@
 #include "core/runtime.h"
 #include "core/trace.h"
 
-#include <limits.h>
-#include <sched.h>
-#include <stdlib.h>
-#include <linux/futex.h>
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -136,7 +136,9 @@ void herd__wake_workers(herd__rt *rt, int max_id) {
         wake_parked(rt);
 }
 
-void herd__wake_worker(herd__worker *w) { herd__wake_workers(w->rt, w->id); }
+void herd__wake_worker(herd__worker *w) {
+    herd__wake_workers(w->rt, w->id);
+}
 
 void herd__wake_for_ready(herd__worker *w) {
     /* One sleeper will do when any worker may take the ULT; under mts only
@@ -151,7 +153,7 @@ void herd__wake_for_ready(herd__worker *w) {
 }
 
 void herd__wake_for_shepherd(herd__rt *rt, int shepherd) {
-    (void)shepherd; /* see runtime.h: every sleeper */
+    (void)shepherd;                    /* see runtime.h: every sleeper */
     if (sleepers_after_fence(rt) != 0) /* W3 */
         wake_every(rt);
 }
@@ -312,7 +314,8 @@ static int work_visible(herd__worker *w) {
         herd__worker *v = &rt->workers[i];
         if (v == w)
             continue;
-        if (herd__sdq_public_size(&v->hot.q) || atomic_load_explicit(&v->ready.size, memory_order_relaxed))
+        if (herd__sdq_public_size(&v->hot.q) ||
+            atomic_load_explicit(&v->ready.size, memory_order_relaxed))
             return 1;
         if (!atomic_load_explicit(&v->hot.q.split_req, memory_order_relaxed))
             atomic_store_explicit(&v->hot.q.split_req, 1, memory_order_relaxed);
@@ -413,8 +416,7 @@ static void park(herd__worker *w) {
 void herd__serve_init(herd__rt *rt) {
     rt->serve_asym = 0;
 #if !defined(HERD_TSAN)
-    rt->serve_asym =
-        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    rt->serve_asym = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 #endif
 }
 
@@ -433,7 +435,8 @@ void herd__serve_only(herd__rt *rt, int n) {
     }
     atomic_thread_fence(memory_order_seq_cst);
     for (int i = n; i < rt->nworkers; i++)
-        for (unsigned k = 1; atomic_load_explicit(&rt->workers[i].searching, memory_order_acquire); k++)
+        for (unsigned k = 1; atomic_load_explicit(&rt->workers[i].searching, memory_order_acquire);
+             k++)
             if (k % SPIN_ROUNDS == 0)
                 sched_yield(); /* it may wait for our CPU to end its attempt */
             else

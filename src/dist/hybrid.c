@@ -109,7 +109,8 @@ static void pool_worker(void *arg) {
         finished = 1;
         /* H8: a pool task that waited for herd tasks may be ready again
          * behind us; let it (and herd tasks) run now and then. */
-        if (++executed % 16 == 0) herd_yield();
+        if (++executed % 16 == 0)
+            herd_yield();
     }
     /* done is set only when the rank was idle (H6): nothing left to count out. */
     pthread_mutex_lock(&p->lq);
@@ -127,7 +128,8 @@ static void workers_root(void *arg) {
     int spawned = 0;
     for (int i = 0; i < herd_num_workers(); i++)
         spawned += herd_spawn(pool_worker, &p, sizeof p) == HERD_OK;
-    if (spawned == 0) pool_worker(arg); /* no descriptor at all: run one here */
+    if (spawned == 0)
+        pool_worker(arg); /* no descriptor at all: run one here */
     herd_wait();
 }
 
@@ -164,14 +166,16 @@ void herd__pool_process_hybrid(herd_pool *p) {
         int64_t nlocal = p->head - p->split, pending = p->pending;
         int running = p->running;
         pthread_mutex_unlock(&p->lq);
-        if (pending) herd__pool_insert_pending(p); /* H5 */
+        if (pending)
+            herd__pool_insert_pending(p); /* H5 */
         int want = atomic_exchange_explicit(&p->want_tail, 0, memory_order_relaxed);
         int64_t seen = atomic_load_explicit(&p->tail_seen, memory_order_relaxed);
         if (want || (seen < p->wsplit && nlocal >= p->cfg.release_min && turns % 4 == 0)) {
             herd__pool_read_tail(p);
             /* ORDER: release; pairs with the acquire loads in the waiting
              * worker (queue.c, worker_ring_full): it sees our tail_seen. */
-            if (want) atomic_fetch_add_explicit(&p->tail_epoch, 1, memory_order_release);
+            if (want)
+                atomic_fetch_add_explicit(&p->tail_epoch, 1, memory_order_release);
             seen = atomic_load_explicit(&p->tail_seen, memory_order_relaxed);
         }
         if (nlocal > 0) {
@@ -185,13 +189,16 @@ void herd__pool_process_hybrid(herd_pool *p) {
             nap(50000); /* H7: the workers are busy; nothing for MPI to do */
             continue;
         }
-        if (pending) continue;
+        if (pending)
+            continue;
         /* The private part is empty: take back public work (Q4) first. */
-        if (herd__pool_reacquire(p) > 0) continue;
+        if (herd__pool_reacquire(p) > 0)
+            continue;
         if (running == 0) {
             /* H6: empty, nothing running, nothing pending: only our own steals
              * can add work now, so we may vote. */
-            if (herd__pool_term_idle(p)) break;
+            if (herd__pool_term_idle(p))
+                break;
         } else {
             herd__pool_term_poll(p);
         }

@@ -44,10 +44,9 @@ _Noreturn void herd__pool_mpi_die(herd_pool *p, const char *what, int rc) {
 #define ARG_FORMS "an integer from 1 to 4096 (bytes)"
 #define RELEASE_FORMS "an integer from 1 to 65536 (private tasks)"
 
-static const char *const pool_vars[] = {"HERD_POOL_LOCK",    "HERD_POOL_STEAL",
-                                        "HERD_POOL_QUEUE",   "HERD_POOL_ARG_MAX",
-                                        "HERD_POOL_RELEASE", "HERD_POOL_HYBRID",
-                                        "HERD_POOL_STATS"};
+static const char *const pool_vars[] = {
+    "HERD_POOL_LOCK",    "HERD_POOL_STEAL",  "HERD_POOL_QUEUE", "HERD_POOL_ARG_MAX",
+    "HERD_POOL_RELEASE", "HERD_POOL_HYBRID", "HERD_POOL_STATS"};
 #define NPOOLVARS (sizeof pool_vars / sizeof pool_vars[0])
 
 static int bad(const char *name, const char *value, const char *problem, const char *forms) {
@@ -56,21 +55,25 @@ static int bad(const char *name, const char *value, const char *problem, const c
 }
 
 /* A decimal integer in [lo, hi], nothing else. */
-static int parse_int(const char *name, const char *s, long long lo, long long hi,
-                     const char *forms, long long *out) {
-    if (!*s) return bad(name, s, "empty value", forms);
+static int parse_int(const char *name, const char *s, long long lo, long long hi, const char *forms,
+                     long long *out) {
+    if (!*s)
+        return bad(name, s, "empty value", forms);
     for (const char *c = s; *c; c++)
-        if (!isdigit((unsigned char)*c)) return bad(name, s, "not an integer", forms);
+        if (!isdigit((unsigned char)*c))
+            return bad(name, s, "not an integer", forms);
     errno = 0;
     long long v = strtoll(s, NULL, 10);
-    if (errno || v < lo || v > hi) return bad(name, s, "out of range", forms);
+    if (errno || v < lo || v > hi)
+        return bad(name, s, "out of range", forms);
     *out = v;
     return 0;
 }
 
 static int check_pool_var_names(void) {
     for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, "HERD_POOL_", 10) != 0) continue;
+        if (strncmp(*e, "HERD_POOL_", 10) != 0)
+            continue;
         size_t len = strcspn(*e, "=");
         int known = 0;
         for (size_t i = 0; i < NPOOLVARS && !known; i++)
@@ -87,23 +90,33 @@ static int check_pool_var_names(void) {
     return 0;
 }
 
-void herd_pool_config_init(herd_pool_config *cfg) { memset(cfg, 0, sizeof *cfg); }
+void herd_pool_config_init(herd_pool_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+}
 
 const char *herd_pool_lock_name(herd_pool_lock lock) {
     switch (lock) {
-    case HERD_POOL_LOCK_TICKET: return "ticket";
-    case HERD_POOL_LOCK_SPIN: return "spin";
-    case HERD_POOL_LOCK_ABORTING: return "aborting";
-    default: return "?";
+    case HERD_POOL_LOCK_TICKET:
+        return "ticket";
+    case HERD_POOL_LOCK_SPIN:
+        return "spin";
+    case HERD_POOL_LOCK_ABORTING:
+        return "aborting";
+    default:
+        return "?";
     }
 }
 
 const char *herd_pool_split_name(herd_pool_split split) {
     switch (split) {
-    case HERD_POOL_SPLIT_ONE: return "one";
-    case HERD_POOL_SPLIT_TWO: return "two";
-    case HERD_POOL_SPLIT_HALF: return "half";
-    default: return "?";
+    case HERD_POOL_SPLIT_ONE:
+        return "one";
+    case HERD_POOL_SPLIT_TWO:
+        return "two";
+    case HERD_POOL_SPLIT_HALF:
+        return "half";
+    default:
+        return "?";
     }
 }
 
@@ -115,15 +128,20 @@ static int resolve(const herd_pool_config *in, herd_pool_config *out, char *stat
     char num[32];
     long long v;
     int rc = check_pool_var_names();
-    if (rc) return rc;
+    if (rc)
+        return rc;
     const char *s;
     if (c.lock == 0) {
         c.lock = HERD_POOL_LOCK_ABORTING;
         if ((s = getenv("HERD_POOL_LOCK"))) {
-            if (!strcasecmp(s, "ticket")) c.lock = HERD_POOL_LOCK_TICKET;
-            else if (!strcasecmp(s, "spin")) c.lock = HERD_POOL_LOCK_SPIN;
-            else if (!strcasecmp(s, "aborting")) c.lock = HERD_POOL_LOCK_ABORTING;
-            else return bad("HERD_POOL_LOCK", s, *s ? "unknown lock" : "empty value", LOCK_FORMS);
+            if (!strcasecmp(s, "ticket"))
+                c.lock = HERD_POOL_LOCK_TICKET;
+            else if (!strcasecmp(s, "spin"))
+                c.lock = HERD_POOL_LOCK_SPIN;
+            else if (!strcasecmp(s, "aborting"))
+                c.lock = HERD_POOL_LOCK_ABORTING;
+            else
+                return bad("HERD_POOL_LOCK", s, *s ? "unknown lock" : "empty value", LOCK_FORMS);
         }
     } else if (c.lock < HERD_POOL_LOCK_TICKET || c.lock > HERD_POOL_LOCK_ABORTING) {
         snprintf(num, sizeof num, "%d", (int)c.lock);
@@ -132,12 +150,14 @@ static int resolve(const herd_pool_config *in, herd_pool_config *out, char *stat
     if (c.split == 0) {
         c.split = HERD_POOL_SPLIT_HALF;
         if ((s = getenv("HERD_POOL_STEAL"))) {
-            if (!strcasecmp(s, "one")) c.split = HERD_POOL_SPLIT_ONE;
-            else if (!strcasecmp(s, "two")) c.split = HERD_POOL_SPLIT_TWO;
-            else if (!strcasecmp(s, "half")) c.split = HERD_POOL_SPLIT_HALF;
+            if (!strcasecmp(s, "one"))
+                c.split = HERD_POOL_SPLIT_ONE;
+            else if (!strcasecmp(s, "two"))
+                c.split = HERD_POOL_SPLIT_TWO;
+            else if (!strcasecmp(s, "half"))
+                c.split = HERD_POOL_SPLIT_HALF;
             else
-                return bad("HERD_POOL_STEAL", s, *s ? "unknown split" : "empty value",
-                           STEAL_FORMS);
+                return bad("HERD_POOL_STEAL", s, *s ? "unknown split" : "empty value", STEAL_FORMS);
         }
     } else if (c.split < HERD_POOL_SPLIT_ONE || c.split > HERD_POOL_SPLIT_HALF) {
         snprintf(num, sizeof num, "%d", (int)c.split);
@@ -157,7 +177,8 @@ static int resolve(const herd_pool_config *in, herd_pool_config *out, char *stat
     if (c.arg_max == 0) {
         c.arg_max = 64;
         if ((s = getenv("HERD_POOL_ARG_MAX"))) {
-            if ((rc = parse_int("HERD_POOL_ARG_MAX", s, 1, ARG_MAX_MAX, ARG_FORMS, &v))) return rc;
+            if ((rc = parse_int("HERD_POOL_ARG_MAX", s, 1, ARG_MAX_MAX, ARG_FORMS, &v)))
+                return rc;
             c.arg_max = (size_t)v;
         }
     } else if (c.arg_max > ARG_MAX_MAX) {
@@ -167,7 +188,8 @@ static int resolve(const herd_pool_config *in, herd_pool_config *out, char *stat
     if (c.release_min == 0) {
         c.release_min = 2;
         if ((s = getenv("HERD_POOL_RELEASE"))) {
-            if ((rc = parse_int("HERD_POOL_RELEASE", s, 1, 65536, RELEASE_FORMS, &v))) return rc;
+            if ((rc = parse_int("HERD_POOL_RELEASE", s, 1, 65536, RELEASE_FORMS, &v)))
+                return rc;
             c.release_min = (int)v;
         }
     } else if (c.release_min < 1 || c.release_min > 65536) {
@@ -177,7 +199,8 @@ static int resolve(const herd_pool_config *in, herd_pool_config *out, char *stat
     if (c.hybrid == 0) {
         c.hybrid = -1;
         if ((s = getenv("HERD_POOL_HYBRID"))) {
-            if (!strcmp(s, "1")) c.hybrid = 1;
+            if (!strcmp(s, "1"))
+                c.hybrid = 1;
             else if (strcmp(s, "0") != 0)
                 return bad("HERD_POOL_HYBRID", s, "not 0 or 1",
                            "0 (one thread per rank), 1 (the herd workers run the rank's tasks)");
@@ -234,9 +257,10 @@ int herd_pool_create(MPI_Comm comm, const herd_pool_config *cfg, herd_pool **out
     /* Every rank must run with the same settings: slot arithmetic and the
      * lock protocol are shared. Compare them against rank 0's; any rank's
      * error fails every rank (the offending rank printed why). */
-    long long mine[6] = {rc, c.lock, c.split, (long long)c.queue_capacity, (long long)c.arg_max,
-                         c.stats > 0};
-    if (rc) memset(mine + 1, 0, sizeof(long long) * 5);
+    long long mine[6] = {
+        rc, c.lock, c.split, (long long)c.queue_capacity, (long long)c.arg_max, c.stats > 0};
+    if (rc)
+        memset(mine + 1, 0, sizeof(long long) * 5);
     long long root[6];
     memcpy(root, mine, sizeof root);
     MPI_Bcast(root, 6, MPI_LONG_LONG, 0, comm);
@@ -253,7 +277,8 @@ int herd_pool_create(MPI_Comm comm, const herd_pool_config *cfg, herd_pool **out
                 mine[5], root[5]);
     int failed = rc != 0 || differs, any = 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_LOR, comm);
-    if (any) return HERD_EINVAL;
+    if (any)
+        return HERD_EINVAL;
 
     herd_pool *p = calloc(1, sizeof *p);
     int ok = p != NULL, all_ok = 0;
@@ -307,8 +332,10 @@ int herd_pool_create(MPI_Comm comm, const herd_pool_config *cfg, herd_pool **out
     MPI_Allreduce(&unified, &all_unified, 1, MPI_INT, MPI_LAND, p->comm);
     if (!all_unified || herd__pool_queue_init(p) != HERD_OK) {
         if (!unified)
-            fprintf(stderr, "herd pool: rank %d: this MPI gives a window in the separate memory "
-                            "model; the pool needs MPI_WIN_UNIFIED\n", rank);
+            fprintf(stderr,
+                    "herd pool: rank %d: this MPI gives a window in the separate memory "
+                    "model; the pool needs MPI_WIN_UNIFIED\n",
+                    rank);
         MPI_Win_free(&p->win);
         MPI_Comm_free(&p->comm);
         free(p->steal_buf);
@@ -327,8 +354,10 @@ int herd_pool_create(MPI_Comm comm, const herd_pool_config *cfg, herd_pool **out
 }
 
 int herd_pool_destroy(herd_pool *p) {
-    if (!p) return HERD_OK;
-    if (p->processing) return HERD_ESTATE;
+    if (!p)
+        return HERD_OK;
+    if (p->processing)
+        return HERD_ESTATE;
     POOL_MPI(p, MPI_Barrier(p->comm));
     POOL_MPI(p, MPI_Win_unlock_all(p->win));
     POOL_MPI(p, MPI_Win_free(&p->win));
@@ -341,10 +370,18 @@ int herd_pool_destroy(herd_pool *p) {
     return HERD_OK;
 }
 
-int herd_pool_rank(const herd_pool *p) { return p->rank; }
-int herd_pool_size(const herd_pool *p) { return p->size; }
-void herd_pool_config_get(const herd_pool *p, herd_pool_config *cfg) { *cfg = p->cfg; }
-int herd_pool_last_error(const herd_pool *p) { return p->last_error; }
+int herd_pool_rank(const herd_pool *p) {
+    return p->rank;
+}
+int herd_pool_size(const herd_pool *p) {
+    return p->size;
+}
+void herd_pool_config_get(const herd_pool *p, herd_pool_config *cfg) {
+    *cfg = p->cfg;
+}
+int herd_pool_last_error(const herd_pool *p) {
+    return p->last_error;
+}
 
 /* ---------------------------------------------------------- task classes */
 
@@ -356,7 +393,8 @@ static uint64_t name_hash(const char *s, int index) {
 }
 
 int herd_pool_register(herd_pool *p, const char *name, herd_pool_fn fn, int *id) {
-    if (p->processing) return HERD_ESTATE;
+    if (p->processing)
+        return HERD_ESTATE;
     int index = p->nclasses;
     size_t len = name ? strlen(name) : 0;
     int local_bad = !name || len == 0 || len >= POOL_NAME_MAX || !fn;
@@ -371,7 +409,8 @@ int herd_pool_register(herd_pool *p, const char *name, herd_pool_fn fn, int *id)
     if (red[0] != ~red[1]) {
         /* They differ somewhere: gather the names to say where. */
         char mine[POOL_NAME_MAX] = "";
-        if (!local_bad) memcpy(mine, name, len + 1);
+        if (!local_bad)
+            memcpy(mine, name, len + 1);
         char root[POOL_NAME_MAX];
         memcpy(root, mine, sizeof root);
         POOL_MPI(p, MPI_Bcast(root, POOL_NAME_MAX, MPI_CHAR, 0, p->comm));
@@ -384,9 +423,11 @@ int herd_pool_register(herd_pool *p, const char *name, herd_pool_fn fn, int *id)
     }
     pool_class *nc = realloc(p->classes, sizeof *nc * (size_t)(index + 1));
     int ok = nc != NULL, all_ok = 0;
-    if (nc) p->classes = nc;
+    if (nc)
+        p->classes = nc;
     POOL_MPI(p, MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, p->comm));
-    if (!all_ok) return HERD_ENOMEM;
+    if (!all_ok)
+        return HERD_ENOMEM;
     memcpy(p->classes[index].name, name, len + 1);
     p->classes[index].fn = fn;
     p->nclasses++;
@@ -403,14 +444,16 @@ static __thread herd_pool *tls_reserved;
 
 void *herd_pool_task_alloc(herd_pool *p, int id, size_t size) {
     if (tls_reserved == p) {
-        fprintf(stderr, "herd pool: rank %d: herd_pool_task_alloc while a reserved task is not "
-                        "committed\n", p->rank);
+        fprintf(stderr,
+                "herd pool: rank %d: herd_pool_task_alloc while a reserved task is not "
+                "committed\n",
+                p->rank);
         p->last_error = HERD_ESTATE;
         return NULL;
     }
     if (id < 0 || id >= p->nclasses) {
-        fprintf(stderr, "herd pool: rank %d: unknown task class %d (%d registered)\n", p->rank,
-                id, p->nclasses);
+        fprintf(stderr, "herd pool: rank %d: unknown task class %d (%d registered)\n", p->rank, id,
+                p->nclasses);
         p->last_error = HERD_EINVAL;
         return NULL;
     }
@@ -423,12 +466,14 @@ void *herd_pool_task_alloc(herd_pool *p, int id, size_t size) {
         return NULL;
     }
     char *a = herd__pool_push_slot(p, id, size);
-    if (a) tls_reserved = p;
+    if (a)
+        tls_reserved = p;
     return a;
 }
 
 int herd_pool_task_commit(herd_pool *p) {
-    if (tls_reserved != p) return HERD_ESTATE;
+    if (tls_reserved != p)
+        return HERD_ESTATE;
     tls_reserved = NULL;
     herd__pool_push_commit(p);
     return HERD_OK;
@@ -436,8 +481,10 @@ int herd_pool_task_commit(herd_pool *p) {
 
 int herd_pool_add(herd_pool *p, int id, const void *arg, size_t size) {
     char *a = herd_pool_task_alloc(p, id, size);
-    if (!a) return p->last_error;
-    if (size) memcpy(a, arg, size);
+    if (!a)
+        return p->last_error;
+    if (size)
+        memcpy(a, arg, size);
     return herd_pool_task_commit(p);
 }
 
@@ -473,8 +520,10 @@ void herd__pool_run(herd_pool *p, char *buf, double *active) {
     p->classes[h.cls].fn(p, buf + sizeof h, h.size);
     *active += herd__pool_now() - t0;
     if (tls_reserved == p) {
-        fprintf(stderr, "herd pool: rank %d: task of class \"%s\" returned with an uncommitted "
-                        "herd_pool_task_alloc; committing it\n", p->rank, p->classes[h.cls].name);
+        fprintf(stderr,
+                "herd pool: rank %d: task of class \"%s\" returned with an uncommitted "
+                "herd_pool_task_alloc; committing it\n",
+                p->rank, p->classes[h.cls].name);
         herd_pool_task_commit(p);
     }
 }
@@ -489,7 +538,8 @@ static void run_task(herd_pool *p) {
 static void report(herd_pool *p);
 
 int herd_pool_process(herd_pool *p) {
-    if (p->in_task || p->processing) return HERD_ESTATE;
+    if (p->in_task || p->processing)
+        return HERD_ESTATE;
     p->processing = 1;
     p->term.rounds = 0;
     herd__pool_term_start(p); /* T1 */
@@ -510,7 +560,8 @@ int herd_pool_process(herd_pool *p) {
             }
             continue;
         }
-        if (herd__pool_reacquire(p) > 0) continue;
+        if (herd__pool_reacquire(p) > 0)
+            continue;
         /* Idle: our queue is empty (Q4 found no public task). Vote, steal. */
         double ts = herd__pool_now();
         int done = 0;
@@ -526,7 +577,8 @@ int herd_pool_process(herd_pool *p) {
             idle_pause(++fails, p->size);
         }
         p->st.time_search += herd__pool_now() - ts;
-        if (done) break;
+        if (done)
+            break;
     }
     p->st.time_total = herd__pool_now() - t0;
 finished:
@@ -536,7 +588,8 @@ finished:
      * the next call's start from zero. */
     p->last = p->st;
     memset(&p->st, 0, sizeof p->st);
-    if (p->cfg.stats > 0) report(p);
+    if (p->cfg.stats > 0)
+        report(p);
     return HERD_OK;
 }
 
@@ -544,7 +597,8 @@ finished:
 
 int herd_pool_stats_get(herd_pool *p, herd_pool_stats *mine, herd_pool_stats *total) {
     herd_pool_stats s = p->last;
-    if (mine) *mine = s;
+    if (mine)
+        *mine = s;
     if (total) {
         uint64_t u[10] = {s.tasks_executed, s.tasks_added,    s.steals,   s.tasks_stolen,
                           s.steals_failed,  s.steals_aborted, s.releases, s.reacquires,
@@ -570,7 +624,8 @@ static void print_table(herd_pool *p, const herd_pool_stats *all) {
     herd_pool_stats t = {0};
     for (int r = 0; r < p->size; r++) {
         const herd_pool_stats *s = &all[r];
-        fprintf(f, "%5d %12llu %9llu %9llu %9llu %9llu %8llu %8llu %11llu %9.3f %9.3f %9.3f %6.1f\n",
+        fprintf(f,
+                "%5d %12llu %9llu %9llu %9llu %9llu %8llu %8llu %11llu %9.3f %9.3f %9.3f %6.1f\n",
                 r, (unsigned long long)s->tasks_executed, (unsigned long long)s->steals,
                 (unsigned long long)s->tasks_stolen, (unsigned long long)s->steals_failed,
                 (unsigned long long)s->steals_aborted, (unsigned long long)s->releases,
@@ -605,8 +660,9 @@ static void write_json(herd_pool *p, const herd_pool_stats *all, const char *pat
         fprintf(stderr, "herd pool: HERD_STATS=%s: cannot write: %s\n", path, strerror(errno));
         return;
     }
-    fprintf(f, "{\"kind\": \"herd-pool\", \"ranks\": %d, \"lock\": \"%s\", \"steal\": \"%s\", "
-               "\"per_rank\": [",
+    fprintf(f,
+            "{\"kind\": \"herd-pool\", \"ranks\": %d, \"lock\": \"%s\", \"steal\": \"%s\", "
+            "\"per_rank\": [",
             p->size, herd_pool_lock_name(p->cfg.lock), herd_pool_split_name(p->cfg.split));
     for (int r = 0; r < p->size; r++) {
         const herd_pool_stats *s = &all[r];
@@ -621,8 +677,7 @@ static void write_json(herd_pool *p, const herd_pool_stats *all, const char *pat
                 (unsigned long long)s->tasks_stolen, (unsigned long long)s->steals_failed,
                 (unsigned long long)s->steals_aborted, (unsigned long long)s->releases,
                 (unsigned long long)s->reacquires, (unsigned long long)s->bytes_stolen,
-                (unsigned long long)s->vote_rounds, s->time_active, s->time_search,
-                s->time_total);
+                (unsigned long long)s->vote_rounds, s->time_active, s->time_search, s->time_total);
     }
     fprintf(f, "\n]}\n");
     if (fclose(f) != 0)
@@ -638,7 +693,8 @@ static void report(herd_pool *p) {
     }
     herd_pool_stats s = p->last;
     POOL_MPI(p, MPI_Gather(&s, (int)sizeof s, MPI_BYTE, all, (int)sizeof s, MPI_BYTE, 0, p->comm));
-    if (p->rank != 0) return;
+    if (p->rank != 0)
+        return;
     if (pool_stats_path[0])
         write_json(p, all, pool_stats_path);
     else

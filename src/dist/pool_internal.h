@@ -51,26 +51,26 @@ typedef enum term_state {
 
 typedef struct pool_term {
     term_state state;
-    int parent;              /* -1 at the root */
-    int child[2];            /* -1 when absent */
+    int parent;   /* -1 at the root */
+    int child[2]; /* -1 when absent */
     int nchild;
-    int votes_in;            /* children's votes received this round */
-    int all_yes;             /* and of the children's votes this round */
-    int64_t vote_buf[2];     /* receive buffers for the children's votes */
-    int64_t result_buf;      /* receive buffer for the parent's result */
-    MPI_Request req[3];      /* children's votes, then the parent's result */
+    int votes_in;        /* children's votes received this round */
+    int all_yes;         /* and of the children's votes this round */
+    int64_t vote_buf[2]; /* receive buffers for the children's votes */
+    int64_t result_buf;  /* receive buffer for the parent's result */
+    MPI_Request req[3];  /* children's votes, then the parent's result */
     int64_t round;
-    int64_t tail_at_vote;    /* our tail at our last vote: a change means we were stolen from */
+    int64_t tail_at_vote; /* our tail at our last vote: a change means we were stolen from */
     uint64_t rounds;
 } pool_term;
 
 struct herd_pool {
-    MPI_Comm comm;      /* our duplicate: termination messages never meet the user's */
+    MPI_Comm comm; /* our duplicate: termination messages never meet the user's */
     int rank, size;
     herd_pool_config cfg;
     MPI_Win win;
-    char *base;         /* our window memory */
-    size_t slot_size;   /* header + arg_max, rounded up to 8 */
+    char *base;       /* our window memory */
+    size_t slot_size; /* header + arg_max, rounded up to 8 */
     int64_t capacity;
 
     /* Owner-only queue state (pool.md Q0): split and head are ours alone;
@@ -86,23 +86,23 @@ struct herd_pool {
     int last_error;
 
     /* Hybrid mode (pool.md H1-H7). */
-    int hybrid;              /* 1: tasks run on the herd workers */
-    pthread_mutex_t lq;      /* H1: the local lock */
-    pthread_t comm_thread;   /* the caller of herd_pool_process(): the only MPI caller */
-    int running;             /* H3: tasks being run by workers (under lq) */
-    int64_t pending;         /* H5: stolen tasks at the front of steal_buf, not yet queued */
-    int64_t pending_at;      /* index in steal_buf of the first pending task */
-    atomic_int want_tail;    /* H3: a worker found the ring full: re-read tail */
-    atomic_uint tail_epoch;  /* H3: bumped each time the comm thread answered want_tail */
-    atomic_int done;         /* H6: the pool terminated; the workers' loops end */
+    int hybrid;             /* 1: tasks run on the herd workers */
+    pthread_mutex_t lq;     /* H1: the local lock */
+    pthread_t comm_thread;  /* the caller of herd_pool_process(): the only MPI caller */
+    int running;            /* H3: tasks being run by workers (under lq) */
+    int64_t pending;        /* H5: stolen tasks at the front of steal_buf, not yet queued */
+    int64_t pending_at;     /* index in steal_buf of the first pending task */
+    atomic_int want_tail;   /* H3: a worker found the ring full: re-read tail */
+    atomic_uint tail_epoch; /* H3: bumped each time the comm thread answered want_tail */
+    atomic_int done;        /* H6: the pool terminated; the workers' loops end */
 
     pool_class *classes;
     int nclasses;
-    int processing;     /* inside herd_pool_process() */
+    int processing; /* inside herd_pool_process() */
     int in_task;
 
-    char *exec_buf;     /* the recycled descriptor the running task is copied to */
-    char *steal_buf;    /* the recycled landing buffer of steals */
+    char *exec_buf;  /* the recycled descriptor the running task is copied to */
+    char *steal_buf; /* the recycled landing buffer of steals */
     size_t steal_buf_tasks;
     uint64_t rng;
 
@@ -116,7 +116,8 @@ _Noreturn void herd__pool_mpi_die(herd_pool *p, const char *what, int rc);
 #define POOL_MPI(p, call)                                                                          \
     do {                                                                                           \
         int pool__rc = (call);                                                                     \
-        if (pool__rc != MPI_SUCCESS) herd__pool_mpi_die((p), #call, pool__rc);                     \
+        if (pool__rc != MPI_SUCCESS)                                                               \
+            herd__pool_mpi_die((p), #call, pool__rc);                                              \
     } while (0)
 double herd__pool_now(void);
 
@@ -125,9 +126,9 @@ int herd__pool_queue_init(herd_pool *p);
 void herd__pool_queue_reset(herd_pool *p);
 char *herd__pool_push_slot(herd_pool *p, int cls, size_t size); /* NULL: full, last_error set */
 void herd__pool_push_commit(herd_pool *p);
-int herd__pool_pop(herd_pool *p, char *dst);  /* 1: a task copied to dst */
+int herd__pool_pop(herd_pool *p, char *dst);                     /* 1: a task copied to dst */
 int herd__pool_pop_after(herd_pool *p, char *dst, int finished); /* hybrid: running -= finished */
-int64_t herd__pool_reacquire(herd_pool *p);   /* tasks moved public -> private */
+int64_t herd__pool_reacquire(herd_pool *p);                      /* tasks moved public -> private */
 void herd__pool_release(herd_pool *p, int64_t k);
 int64_t herd__pool_read_tail(herd_pool *p);
 /* Steal from victim into our private part; returns tasks taken, 0 when none. */

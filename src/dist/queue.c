@@ -84,17 +84,21 @@ static int64_t tail_seen(herd_pool *p) {
     return atomic_load_explicit(&p->tail_seen, memory_order_acquire);
 }
 
-int64_t herd__pool_nlocal(const herd_pool *p) { return p->head - p->split; }
+int64_t herd__pool_nlocal(const herd_pool *p) {
+    return p->head - p->split;
+}
 
 int herd__pool_may_mpi(const herd_pool *p) {
     return !p->hybrid || !p->processing || pthread_equal(pthread_self(), p->comm_thread);
 }
 
 static void lq_lock(herd_pool *p) {
-    if (p->hybrid) pthread_mutex_lock(&p->lq);
+    if (p->hybrid)
+        pthread_mutex_lock(&p->lq);
 }
 static void lq_unlock(herd_pool *p) {
-    if (p->hybrid) pthread_mutex_unlock(&p->lq);
+    if (p->hybrid)
+        pthread_mutex_unlock(&p->lq);
 }
 
 static char *slot_at(herd_pool *p, int64_t i) {
@@ -131,12 +135,14 @@ static int lock_take(herd_pool *p, int victim, int may_abort) {
     default:
         /* L2: swap our mark in; the lock is ours when the old value was 0. */
         for (int r = 1;; r++) {
-            if (aswap(p, victim, POOL_LOCK_OFF, p->rank + 1) == 0) return 1;
+            if (aswap(p, victim, POOL_LOCK_OFF, p->rank + 1) == 0)
+                return 1;
             if (may_abort) {
                 /* L3: between tries, look at the victim's public part. */
                 int64_t tail, split;
                 aread_meta(p, victim, &tail, &split);
-                if (split - tail <= 0) return 0;
+                if (split - tail <= 0)
+                    return 0;
             }
             backoff(r);
         }
@@ -240,7 +246,8 @@ void herd__pool_push_commit(herd_pool *p) {
     int64_t nlocal = p->head - p->split;
     lq_unlock(p);
     /* Hybrid workers never publish (H4): the comm thread applies the policy. */
-    if (!herd__pool_may_mpi(p)) return;
+    if (!herd__pool_may_mpi(p))
+        return;
     if (nlocal >= p->cfg.release_min && nlocal >= 2) {
         /* tail_seen >= split proves the public part empty (tail_seen <= tail
          * <= split). Otherwise it may still hold work; reading the real tail
@@ -257,7 +264,9 @@ void herd__pool_push_commit(herd_pool *p) {
 
 /* Q3 (pop, owner only): the newest private task, copied out so that the
  * running task may push into the slot it came from. */
-int herd__pool_pop(herd_pool *p, char *dst) { return herd__pool_pop_after(p, dst, 0); }
+int herd__pool_pop(herd_pool *p, char *dst) {
+    return herd__pool_pop_after(p, dst, 0);
+}
 
 /* H3: a hybrid worker that just finished a task counts it out (running--)
  * in the same critical section as its next pop: one lock hold per task. */
@@ -283,7 +292,8 @@ int herd__pool_pop_after(herd_pool *p, char *dst, int finished) {
 int64_t herd__pool_reacquire(herd_pool *p) {
     /* Q4.1: nothing to take when the tail we know has reached split (it
      * only grows). */
-    if (tail_seen(p) >= p->wsplit) return 0;
+    if (tail_seen(p) >= p->wsplit)
+        return 0;
     lock_take(p, p->rank, 0); /* Q4.2 */
     int64_t tail = herd__pool_read_tail(p);
     int64_t pub = p->wsplit - tail, k = 0;
@@ -309,9 +319,12 @@ int64_t herd__pool_reacquire(herd_pool *p) {
 
 static int64_t steal_count(const herd_pool *p, int64_t pub) {
     switch (p->cfg.split) {
-    case HERD_POOL_SPLIT_ONE: return 1;
-    case HERD_POOL_SPLIT_TWO: return pub < 2 ? pub : 2;
-    default: return (pub + 1) / 2;
+    case HERD_POOL_SPLIT_ONE:
+        return 1;
+    case HERD_POOL_SPLIT_TWO:
+        return pub < 2 ? pub : 2;
+    default:
+        return (pub + 1) / 2;
     }
 }
 
@@ -340,19 +353,21 @@ int64_t herd__pool_steal(herd_pool *p, int victim) {
         return 0;
     }
     int64_t k = steal_count(p, pub);
-    if ((size_t)k > p->steal_buf_tasks) k = (int64_t)p->steal_buf_tasks;
+    if ((size_t)k > p->steal_buf_tasks)
+        k = (int64_t)p->steal_buf_tasks;
     /* Q5.4: fetch the k oldest public tasks (one or two pieces of the ring),
      * and complete the Gets (R3) before giving the slots back (Q5.5). */
     int64_t first = tail % p->capacity, n1 = k;
-    if (first + n1 > p->capacity) n1 = p->capacity - first;
+    if (first + n1 > p->capacity)
+        n1 = p->capacity - first;
     size_t ss = p->slot_size;
     POOL_MPI(p, MPI_Get(p->steal_buf, (int)(n1 * (int64_t)ss), MPI_BYTE, victim,
                         (MPI_Aint)(POOL_SLOTS_OFF + (size_t)first * ss), (int)(n1 * (int64_t)ss),
                         MPI_BYTE, p->win));
     if (k > n1)
-        POOL_MPI(p, MPI_Get(p->steal_buf + (size_t)n1 * ss, (int)((k - n1) * (int64_t)ss),
-                            MPI_BYTE, victim, POOL_SLOTS_OFF, (int)((k - n1) * (int64_t)ss),
-                            MPI_BYTE, p->win));
+        POOL_MPI(p,
+                 MPI_Get(p->steal_buf + (size_t)n1 * ss, (int)((k - n1) * (int64_t)ss), MPI_BYTE,
+                         victim, POOL_SLOTS_OFF, (int)((k - n1) * (int64_t)ss), MPI_BYTE, p->win));
     POOL_MPI(p, MPI_Win_flush(victim, p->win));
     /* Q5.5: move tail past them: the owner may now reuse those slots. */
     awrite(p, victim, POOL_TAIL_OFF, tail + k);

@@ -63,13 +63,16 @@ void herd__pool_term_init(herd_pool *p) {
     t->state = TERM_DONE;
 }
 
-void herd__pool_term_start(herd_pool *p) { new_round(p); }
+void herd__pool_term_start(herd_pool *p) {
+    new_round(p);
+}
 
 /* Collect whichever children's votes have arrived. */
 static void collect(herd_pool *p) {
     pool_term *t = &p->term;
     for (int i = 0; i < 2; i++) {
-        if (t->req[i] == MPI_REQUEST_NULL) continue;
+        if (t->req[i] == MPI_REQUEST_NULL)
+            continue;
         int done = 0;
         POOL_MPI(p, MPI_Test(&t->req[i], &done, MPI_STATUS_IGNORE));
         if (done) {
@@ -101,10 +104,12 @@ static int conclude(herd_pool *p, int64_t result) {
 
 int herd__pool_term_idle(herd_pool *p) {
     pool_term *t = &p->term;
-    if (t->state == TERM_DONE) return 1;
+    if (t->state == TERM_DONE)
+        return 1;
     if (t->state == TERM_COLLECTING) {
         collect(p);
-        if (t->votes_in < t->nchild) return 0;
+        if (t->votes_in < t->nchild)
+            return 0;
         /* T2: idle, and every child has voted: our vote. tail moved since
          * our last vote means a steal from us, which may have carried work
          * past ranks that already voted: vote no. Reset at every vote. */
@@ -122,7 +127,8 @@ int herd__pool_term_idle(herd_pool *p) {
     }
     int done = 0;
     POOL_MPI(p, MPI_Test(&t->req[2], &done, MPI_STATUS_IGNORE));
-    if (!done) return 0;
+    if (!done)
+        return 0;
     return conclude(p, t->result_buf);
 }
 

@@ -78,22 +78,38 @@ static void affinity_list(char *buf, size_t size) {
 static const struct {
     char code;
     const char *name;
-} fields[] = {{'t', "team_num"},      {'T', "num_teams"},        {'L', "nesting_level"},
-              {'n', "thread_num"},    {'N', "num_threads"},      {'a', "ancestor_tnum"},
-              {'H', "host"},          {'P', "process_id"},       {'i', "native_thread_id"},
+} fields[] = {{'t', "team_num"},       {'T', "num_teams"},   {'L', "nesting_level"},
+              {'n', "thread_num"},     {'N', "num_threads"}, {'a', "ancestor_tnum"},
+              {'H', "host"},           {'P', "process_id"},  {'i', "native_thread_id"},
               {'A', "thread_affinity"}};
 
 /* The value of field code: a number (*num, returns 1) or text in buf. */
 static int field(char code, long *num, char *buf, size_t size) {
     switch (code) {
-    case 't': *num = omp_get_team_num(); return 1;
-    case 'T': *num = omp_get_num_teams(); return 1;
-    case 'L': *num = omp_get_level(); return 1;
-    case 'n': *num = herd__omp_task()->thread_num; return 1;
-    case 'N': *num = omp_get_num_threads(); return 1;
-    case 'a': *num = omp_get_ancestor_thread_num(omp_get_level() - 1); return 1;
-    case 'P': *num = (long)getpid(); return 1;
-    case 'i': *num = (long)syscall(SYS_gettid); return 1;
+    case 't':
+        *num = omp_get_team_num();
+        return 1;
+    case 'T':
+        *num = omp_get_num_teams();
+        return 1;
+    case 'L':
+        *num = omp_get_level();
+        return 1;
+    case 'n':
+        *num = herd__omp_task()->thread_num;
+        return 1;
+    case 'N':
+        *num = omp_get_num_threads();
+        return 1;
+    case 'a':
+        *num = omp_get_ancestor_thread_num(omp_get_level() - 1);
+        return 1;
+    case 'P':
+        *num = (long)getpid();
+        return 1;
+    case 'i':
+        *num = (long)syscall(SYS_gettid);
+        return 1;
     case 'H':
         if (gethostname(buf, size) != 0)
             buf[0] = '\0';
@@ -164,7 +180,10 @@ static void expand(out *o, const char *fmt) {
         char text[1024], cell[1100];
         long num;
         if (field(code, &num, text, sizeof text))
-            snprintf(cell, sizeof cell, zero && right ? "%0*ld" : right ? "%*ld" : "%-*ld",
+            snprintf(cell, sizeof cell,
+                     zero && right ? "%0*ld"
+                     : right       ? "%*ld"
+                                   : "%-*ld",
                      width, num);
         else
             snprintf(cell, sizeof cell, right ? "%*s" : "%-*s", width, text);
@@ -177,7 +196,7 @@ static char *format_of(const char *fmt) {
     if (fmt && *fmt)
         return strdup(fmt);
     pthread_mutex_lock(&format_lock);
-    const char *v = format_var ? format_var
+    const char *v = format_var                    ? format_var
                     : herd__omp_g.affinity_format ? herd__omp_g.affinity_format
                                                   : DEFAULT_FORMAT;
     char *c = strdup(v);
@@ -249,8 +268,8 @@ OMP_API size_t omp_get_affinity_format(char *buffer, size_t size) {
 void herd__omp_affinity_member(void) {
     static __thread long shown = -1;
     omp_task *t = herd__omp_task();
-    long key = ((long)omp_get_level() << 40) ^ ((long)t->thread_num << 20) ^
-               (long)omp_get_num_threads();
+    long key =
+        ((long)omp_get_level() << 40) ^ ((long)t->thread_num << 20) ^ (long)omp_get_num_threads();
     if (key == shown)
         return;
     shown = key;

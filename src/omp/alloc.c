@@ -7,10 +7,9 @@
  * record made by omp_init_allocator, whose handle is its address. Traits
  * honoured: alignment, pool_size (bytes outstanding, counted atomically;
  * past it the fallback applies), fallback and fb_data, pinned (pages of
- * the block's own, mmap'd and mlock'd; a failure applies the fallback). sync_hint, access and partition are
- * checked and have no effect on one host memory. A trait with a value it
- * does not take makes omp_init_allocator return omp_null_allocator, as the
- * specification says.
+ * the block's own, mmap'd and mlock'd; a failure applies the fallback). sync_hint, access and
+ * partition are checked and have no effect on one host memory. A trait with a value it does not
+ * take makes omp_init_allocator return omp_null_allocator, as the specification says.
  *
  * Each block has a header just before the pointer returned: where the
  * block starts, its size and its allocator (omp_free and omp_realloc need
@@ -25,13 +24,37 @@
 /* GCC 12's omp.h values */
 enum { MS_DEFAULT = 0, MS_LAST = 4 };
 enum { AL_NULL = 0, AL_DEFAULT = 1, AL_LAST_PREDEFINED = 8 };
-enum { ATK_SYNC_HINT = 1, ATK_ALIGNMENT, ATK_ACCESS, ATK_POOL_SIZE, ATK_FALLBACK, ATK_FB_DATA,
-       ATK_PINNED, ATK_PARTITION };
+enum {
+    ATK_SYNC_HINT = 1,
+    ATK_ALIGNMENT,
+    ATK_ACCESS,
+    ATK_POOL_SIZE,
+    ATK_FALLBACK,
+    ATK_FB_DATA,
+    ATK_PINNED,
+    ATK_PARTITION
+};
 #define ATV_DEFAULT ((uintptr_t)-1)
-enum { ATV_FALSE = 0, ATV_TRUE = 1, ATV_CONTENDED = 3, ATV_UNCONTENDED, ATV_SERIALIZED,
-       ATV_PRIVATE, ATV_ALL, ATV_THREAD, ATV_PTEAM, ATV_CGROUP, ATV_DEFAULT_MEM_FB, ATV_NULL_FB,
-       ATV_ABORT_FB, ATV_ALLOCATOR_FB, ATV_ENVIRONMENT, ATV_NEAREST, ATV_BLOCKED,
-       ATV_INTERLEAVED };
+enum {
+    ATV_FALSE = 0,
+    ATV_TRUE = 1,
+    ATV_CONTENDED = 3,
+    ATV_UNCONTENDED,
+    ATV_SERIALIZED,
+    ATV_PRIVATE,
+    ATV_ALL,
+    ATV_THREAD,
+    ATV_PTEAM,
+    ATV_CGROUP,
+    ATV_DEFAULT_MEM_FB,
+    ATV_NULL_FB,
+    ATV_ABORT_FB,
+    ATV_ALLOCATOR_FB,
+    ATV_ENVIRONMENT,
+    ATV_NEAREST,
+    ATV_BLOCKED,
+    ATV_INTERLEAVED
+};
 
 typedef struct omp_alloctrait {
     int key;
@@ -42,7 +65,7 @@ typedef struct alloc_rec {
     size_t alignment;
     size_t pool_size; /* 0: no pool */
     _Atomic size_t used;
-    int fallback;     /* ATV_*_FB */
+    int fallback; /* ATV_*_FB */
     uintptr_t fb_data;
     int pinned;
 } alloc_rec;
@@ -138,7 +161,9 @@ static void *alloc_with(uintptr_t handle, size_t align, size_t size, int depth) 
     return (void *)p;
 }
 
-static int power_of_two(size_t v) { return v && !(v & (v - 1)); }
+static int power_of_two(size_t v) {
+    return v && !(v & (v - 1));
+}
 
 OMP_API void *omp_aligned_alloc(size_t align, size_t size, uintptr_t allocator) {
     if (!power_of_two(align))
@@ -210,7 +235,9 @@ OMP_API void *GOMP_alloc(size_t align, size_t size, uintptr_t allocator) {
     return omp_aligned_alloc(align, size, allocator);
 }
 
-OMP_API void GOMP_free(void *ptr, uintptr_t allocator) { omp_free(ptr, allocator); }
+OMP_API void GOMP_free(void *ptr, uintptr_t allocator) {
+    omp_free(ptr, allocator);
+}
 
 /* A trait's value check; 1 when it is taken (and applied to a). */
 static int apply_trait(alloc_rec *a, const omp_alloctrait *t) {
@@ -284,21 +311,33 @@ static int lookup_name(const name_val *t, const char *s, size_t len, uintptr_t *
 }
 
 static int trait_of(const char *s, size_t len, omp_alloctrait *out) {
-    static const name_val keys[] = {{"sync_hint", ATK_SYNC_HINT}, {"alignment", ATK_ALIGNMENT},
-        {"access", ATK_ACCESS}, {"pool_size", ATK_POOL_SIZE}, {"fallback", ATK_FALLBACK},
-        {"fb_data", ATK_FB_DATA}, {"pinned", ATK_PINNED}, {"partition", ATK_PARTITION}, {0, 0}};
-    static const name_val words[] = {{"true", ATV_TRUE}, {"false", ATV_FALSE},
-        {"contended", ATV_CONTENDED}, {"uncontended", ATV_UNCONTENDED},
-        {"serialized", ATV_SERIALIZED}, {"private", ATV_PRIVATE}, {"all", ATV_ALL},
-        {"thread", ATV_THREAD}, {"pteam", ATV_PTEAM}, {"cgroup", ATV_CGROUP},
-        {"default_mem_fb", ATV_DEFAULT_MEM_FB}, {"null_fb", ATV_NULL_FB},
-        {"abort_fb", ATV_ABORT_FB}, {"allocator_fb", ATV_ALLOCATOR_FB},
-        {"environment", ATV_ENVIRONMENT}, {"nearest", ATV_NEAREST}, {"blocked", ATV_BLOCKED},
-        {"interleaved", ATV_INTERLEAVED}, {0, 0}};
-    static const name_val allocators[] = {{"omp_default_mem_alloc", 1},
-        {"omp_large_cap_mem_alloc", 2}, {"omp_const_mem_alloc", 3}, {"omp_high_bw_mem_alloc", 4},
-        {"omp_low_lat_mem_alloc", 5}, {"omp_cgroup_mem_alloc", 6}, {"omp_pteam_mem_alloc", 7},
-        {"omp_thread_mem_alloc", 8}, {0, 0}};
+    static const name_val keys[] = {
+        {"sync_hint", ATK_SYNC_HINT}, {"alignment", ATK_ALIGNMENT}, {"access", ATK_ACCESS},
+        {"pool_size", ATK_POOL_SIZE}, {"fallback", ATK_FALLBACK},   {"fb_data", ATK_FB_DATA},
+        {"pinned", ATK_PINNED},       {"partition", ATK_PARTITION}, {0, 0}};
+    static const name_val words[] = {{"true", ATV_TRUE},
+                                     {"false", ATV_FALSE},
+                                     {"contended", ATV_CONTENDED},
+                                     {"uncontended", ATV_UNCONTENDED},
+                                     {"serialized", ATV_SERIALIZED},
+                                     {"private", ATV_PRIVATE},
+                                     {"all", ATV_ALL},
+                                     {"thread", ATV_THREAD},
+                                     {"pteam", ATV_PTEAM},
+                                     {"cgroup", ATV_CGROUP},
+                                     {"default_mem_fb", ATV_DEFAULT_MEM_FB},
+                                     {"null_fb", ATV_NULL_FB},
+                                     {"abort_fb", ATV_ABORT_FB},
+                                     {"allocator_fb", ATV_ALLOCATOR_FB},
+                                     {"environment", ATV_ENVIRONMENT},
+                                     {"nearest", ATV_NEAREST},
+                                     {"blocked", ATV_BLOCKED},
+                                     {"interleaved", ATV_INTERLEAVED},
+                                     {0, 0}};
+    static const name_val allocators[] = {
+        {"omp_default_mem_alloc", 1}, {"omp_large_cap_mem_alloc", 2}, {"omp_const_mem_alloc", 3},
+        {"omp_high_bw_mem_alloc", 4}, {"omp_low_lat_mem_alloc", 5},   {"omp_cgroup_mem_alloc", 6},
+        {"omp_pteam_mem_alloc", 7},   {"omp_thread_mem_alloc", 8},    {0, 0}};
     const char *eq = memchr(s, '=', len);
     uintptr_t key;
     if (!eq || !lookup_name(keys, s, (size_t)(eq - s), &key))
@@ -324,9 +363,9 @@ static int trait_of(const char *s, size_t len, omp_alloctrait *out) {
 }
 
 uintptr_t herd__omp_allocator_from_env(const char *s) {
-    static const name_val spaces[] = {{"omp_default_mem_space", 0},
-        {"omp_large_cap_mem_space", 1}, {"omp_const_mem_space", 2},
-        {"omp_high_bw_mem_space", 3}, {"omp_low_lat_mem_space", 4}, {0, 0}};
+    static const name_val spaces[] = {{"omp_default_mem_space", 0}, {"omp_large_cap_mem_space", 1},
+                                      {"omp_const_mem_space", 2},   {"omp_high_bw_mem_space", 3},
+                                      {"omp_low_lat_mem_space", 4}, {0, 0}};
     const char *colon = strchr(s, ':');
     size_t nlen = colon ? (size_t)(colon - s) : strlen(s);
     uintptr_t space;

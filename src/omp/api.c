@@ -14,13 +14,17 @@ static const omp_team *team_at(const omp_task *t, int level) {
     return team && team->level == level ? team : NULL;
 }
 
-OMP_API int omp_get_thread_num(void) { return herd__omp_task()->thread_num; }
+OMP_API int omp_get_thread_num(void) {
+    return herd__omp_task()->thread_num;
+}
 OMP_API int omp_get_num_threads(void) {
     const omp_team *t = herd__omp_task()->team;
     return t ? t->nthreads : 1;
 }
 /* nthreads-var: the size of the next team (OMP_THREAD_LIMIT and dyn-var may give fewer). */
-OMP_API int omp_get_max_threads(void) { return herd__omp_task()->icv.nthreads; }
+OMP_API int omp_get_max_threads(void) {
+    return herd__omp_task()->icv.nthreads;
+}
 OMP_API int omp_get_num_procs(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
@@ -29,17 +33,31 @@ OMP_API int omp_in_parallel(void) {
     const omp_team *t = herd__omp_task()->team;
     return t && t->active_level > 0;
 }
-OMP_API void omp_set_num_threads(int n) { herd__omp_task()->icv.nthreads = n > 0 ? n : 1; }
-OMP_API void omp_set_dynamic(int d) { herd__omp_task()->icv.dynamic = d != 0; }
-OMP_API int omp_get_dynamic(void) { return herd__omp_task()->icv.dynamic; }
-OMP_API void omp_set_nested(int n) { herd__omp_task()->icv.max_active = n ? 64 : 1; }
-OMP_API int omp_get_nested(void) { return herd__omp_task()->icv.max_active > 1; }
+OMP_API void omp_set_num_threads(int n) {
+    herd__omp_task()->icv.nthreads = n > 0 ? n : 1;
+}
+OMP_API void omp_set_dynamic(int d) {
+    herd__omp_task()->icv.dynamic = d != 0;
+}
+OMP_API int omp_get_dynamic(void) {
+    return herd__omp_task()->icv.dynamic;
+}
+OMP_API void omp_set_nested(int n) {
+    herd__omp_task()->icv.max_active = n ? 64 : 1;
+}
+OMP_API int omp_get_nested(void) {
+    return herd__omp_task()->icv.max_active > 1;
+}
 OMP_API void omp_set_max_active_levels(int n) {
     if (n >= 0)
         herd__omp_task()->icv.max_active = n;
 }
-OMP_API int omp_get_max_active_levels(void) { return herd__omp_task()->icv.max_active; }
-OMP_API int omp_get_supported_active_levels(void) { return 64; }
+OMP_API int omp_get_max_active_levels(void) {
+    return herd__omp_task()->icv.max_active;
+}
+OMP_API int omp_get_supported_active_levels(void) {
+    return 64;
+}
 OMP_API int omp_get_level(void) {
     const omp_team *t = herd__omp_task()->team;
     return t ? t->level : 0;
@@ -77,18 +95,40 @@ OMP_API void omp_get_schedule(int *kind, int *chunk) {
     *kind = i->run_sched;
     *chunk = (int)i->run_chunk;
 }
-OMP_API int omp_in_final(void) { return herd__omp_task()->final; }
-OMP_API int omp_get_cancellation(void) { return herd__omp_g.cancellation; }
-OMP_API int omp_get_proc_bind(void) { return herd__omp_task()->icv.bind; }
+OMP_API int omp_in_final(void) {
+    return herd__omp_task()->final;
+}
+OMP_API int omp_get_cancellation(void) {
+    return herd__omp_g.cancellation;
+}
+OMP_API int omp_get_proc_bind(void) {
+    return herd__omp_task()->icv.bind;
+}
 /* The places routines are in places.c. */
-OMP_API int omp_get_num_devices(void) { return 0; }
-OMP_API int omp_get_default_device(void) { return 0; }
-OMP_API void omp_set_default_device(int d) { (void)d; }
-OMP_API int omp_is_initial_device(void) { return 1; }
-OMP_API int omp_get_initial_device(void) { return 0; }
-OMP_API int omp_get_device_num(void) { return 0; }
-OMP_API int omp_get_max_task_priority(void) { return herd__omp_g.max_task_priority; }
-OMP_API void omp_display_env(int verbose) { herd__omp_display_env(verbose); }
+OMP_API int omp_get_num_devices(void) {
+    return 0;
+}
+OMP_API int omp_get_default_device(void) {
+    return 0;
+}
+OMP_API void omp_set_default_device(int d) {
+    (void)d;
+}
+OMP_API int omp_is_initial_device(void) {
+    return 1;
+}
+OMP_API int omp_get_initial_device(void) {
+    return 0;
+}
+OMP_API int omp_get_device_num(void) {
+    return 0;
+}
+OMP_API int omp_get_max_task_priority(void) {
+    return herd__omp_g.max_task_priority;
+}
+OMP_API void omp_display_env(int verbose) {
+    herd__omp_display_env(verbose);
+}
 
 OMP_API double omp_get_wtime(void) {
     struct timespec ts;
@@ -103,7 +143,10 @@ OMP_API double omp_get_wtick(void) {
 
 /* ---------------------------------------------------------------- Fortran */
 
-#define F_INT0(name) OMP_API int name##_(void) { return name(); }
+#define F_INT0(name)                                                                               \
+    OMP_API int name##_(void) {                                                                    \
+        return name();                                                                             \
+    }
 F_INT0(omp_get_thread_num)
 F_INT0(omp_get_cancellation)
 F_INT0(omp_get_num_threads)
@@ -119,15 +162,33 @@ F_INT0(omp_in_final)
 F_INT0(omp_get_num_devices)
 F_INT0(omp_is_initial_device)
 F_INT0(omp_get_max_task_priority)
-OMP_API void omp_set_num_threads_(const int *n) { omp_set_num_threads(*n); }
-OMP_API void omp_set_num_threads_8_(const long *n) { omp_set_num_threads((int)*n); }
-OMP_API void omp_set_dynamic_(const int *d) { omp_set_dynamic(*d); }
-OMP_API void omp_set_nested_(const int *n) { omp_set_nested(*n); }
-OMP_API void omp_set_max_active_levels_(const int *n) { omp_set_max_active_levels(*n); }
-OMP_API int omp_get_ancestor_thread_num_(const int *l) { return omp_get_ancestor_thread_num(*l); }
-OMP_API int omp_get_team_size_(const int *l) { return omp_get_team_size(*l); }
-OMP_API double omp_get_wtime_(void) { return omp_get_wtime(); }
-OMP_API double omp_get_wtick_(void) { return omp_get_wtick(); }
+OMP_API void omp_set_num_threads_(const int *n) {
+    omp_set_num_threads(*n);
+}
+OMP_API void omp_set_num_threads_8_(const long *n) {
+    omp_set_num_threads((int)*n);
+}
+OMP_API void omp_set_dynamic_(const int *d) {
+    omp_set_dynamic(*d);
+}
+OMP_API void omp_set_nested_(const int *n) {
+    omp_set_nested(*n);
+}
+OMP_API void omp_set_max_active_levels_(const int *n) {
+    omp_set_max_active_levels(*n);
+}
+OMP_API int omp_get_ancestor_thread_num_(const int *l) {
+    return omp_get_ancestor_thread_num(*l);
+}
+OMP_API int omp_get_team_size_(const int *l) {
+    return omp_get_team_size(*l);
+}
+OMP_API double omp_get_wtime_(void) {
+    return omp_get_wtime();
+}
+OMP_API double omp_get_wtick_(void) {
+    return omp_get_wtick();
+}
 /* The Fortran locks are in lock.c (their symbol versions). */
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */

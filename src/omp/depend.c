@@ -87,8 +87,8 @@ typedef struct pending_event {
 } pending_event;
 
 struct omp_deps {
-    herd_group g; /* released deferred tasks */
-    dep_node *all; /* the last task with depend(omp_all_memory), held; NULL: none */
+    herd_group g;          /* released deferred tasks */
+    dep_node *all;         /* the last task with depend(omp_all_memory), held; NULL: none */
     pending_event *events; /* owner only, like the table */
     dep_entry *tab;
     size_t cap, used; /* open addressing, cap a power of 2 */
@@ -99,13 +99,15 @@ enum { DEP_IN = 1, DEP_OUT = 2, DEP_INOUT = 3, DEP_MUTEXINOUTSET = 4, DEP_INOUTS
 
 static void *xmalloc(size_t n) {
     void *p = malloc(n);
-    if (!p) herd__omp_fatal("out of memory for task dependences");
+    if (!p)
+        herd__omp_fatal("out of memory for task dependences");
     return p;
 }
 
 static void unref(dep_node *n) {
     /* ORDER: acq_rel; the last reference sees every other holder's writes. */
-    if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1) free(n);
+    if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1)
+        free(n);
 }
 
 static int done(dep_node *n) {
@@ -125,7 +127,8 @@ static size_t hash(const void *a) {
 static dep_entry *slot(omp_deps *d, void *addr) {
     size_t m = d->cap - 1;
     for (size_t i = hash(addr) & m;; i = (i + 1) & m)
-        if (d->tab[i].addr == addr || !d->tab[i].addr) return &d->tab[i];
+        if (d->tab[i].addr == addr || !d->tab[i].addr)
+            return &d->tab[i];
 }
 
 static void grow(omp_deps *d) {
@@ -133,14 +136,17 @@ static void grow(omp_deps *d) {
     size_t oldcap = d->cap;
     d->cap = oldcap ? oldcap * 2 : 64;
     d->tab = calloc(d->cap, sizeof *d->tab);
-    if (!d->tab) herd__omp_fatal("out of memory for task dependences");
+    if (!d->tab)
+        herd__omp_fatal("out of memory for task dependences");
     for (size_t i = 0; i < oldcap; i++)
-        if (old[i].addr) *slot(d, old[i].addr) = old[i];
+        if (old[i].addr)
+            *slot(d, old[i].addr) = old[i];
     free(old);
 }
 
 static dep_entry *entry(omp_deps *d, void *addr) {
-    if ((d->used + 1) * 4 > d->cap * 3) grow(d);
+    if ((d->used + 1) * 4 > d->cap * 3)
+        grow(d);
     dep_entry *e = slot(d, addr);
     if (!e->addr) {
         e->addr = addr;
@@ -163,9 +169,11 @@ static omp_deps *deps_of(omp_task *parent) {
 
 /* D1: pred -> succ, unless pred has completed. */
 static void add_edge(dep_node *pred, dep_node *succ) {
-    if (!pred || pred == succ) return;
+    if (!pred || pred == succ)
+        return;
     dep_edge *head = atomic_load_explicit(&pred->succ, memory_order_acquire);
-    if (head == CLOSED) return;
+    if (head == CLOSED)
+        return;
     dep_edge *e = xmalloc(sizeof *e);
     e->succ = succ;
     /* ORDER: relaxed; the creator's hold keeps npred above zero until D3,
@@ -194,7 +202,8 @@ static void release(dep_node *n) {
         return;
     }
     int rc = herd_group_spawn(&n->deps->g, task_body, &n, sizeof n);
-    if (rc) herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
+    if (rc)
+        herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
 }
 
 /* D2: n has completed; release the successors whose last predecessor it was. */
@@ -208,7 +217,8 @@ static void complete(dep_node *n) {
         free(e);
         /* ORDER: acq_rel; the decrement that reaches zero has seen every
          * predecessor's writes (each released them here) before it queues s. */
-        if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) == 1) release(s);
+        if (atomic_fetch_sub_explicit(&s->npred, 1, memory_order_acq_rel) == 1)
+            release(s);
         e = next;
     }
     unref(n);
@@ -280,12 +290,14 @@ static int has_all(const dep_list *l) {
  * follows it (record() empties the table behind it, so it stands for
  * everything before it). */
 static void link_preds(omp_deps *d, dep_list *l, dep_node *n) {
-    if (!d->cap) grow(d);
+    if (!d->cap)
+        grow(d);
     add_edge(d->all, n);
     if (has_all(l)) {
         for (size_t i = 0; i < d->cap; i++) {
             dep_entry *e = &d->tab[i];
-            if (!e->addr) continue;
+            if (!e->addr)
+                continue;
             add_edge(e->out, n);
             for (int k = 0; k < e->nin; k++)
                 add_edge(e->ins[k], n);
@@ -310,7 +322,8 @@ static void hold(dep_node *n) {
 }
 
 static void forget(dep_entry *e) {
-    if (e->out) unref(e->out);
+    if (e->out)
+        unref(e->out);
     for (int k = 0; k < e->nin; k++)
         unref(e->ins[k]);
     free(e->ins);
@@ -321,28 +334,35 @@ static void forget(dep_entry *e) {
 static void record(omp_deps *d, dep_list *l, dep_node *n) {
     if (has_all(l)) { /* n orders everything before it: the table restarts behind n */
         for (size_t i = 0; i < d->cap; i++)
-            if (d->tab[i].addr) forget(&d->tab[i]);
+            if (d->tab[i].addr)
+                forget(&d->tab[i]);
         d->used = 0;
-        if (d->all) unref(d->all);
+        if (d->all)
+            unref(d->all);
         hold(n);
         d->all = n;
         return;
     }
     for (int i = 0; i < l->n; i++) { /* writers first: a reader of the same address is moot */
-        if (!l->out[i]) continue;
+        if (!l->out[i])
+            continue;
         dep_entry *e = entry(d, l->addr[i]);
-        if (e->out == n) continue;
+        if (e->out == n)
+            continue;
         for (int k = 0; k < e->nin; k++)
             unref(e->ins[k]);
         e->nin = 0;
-        if (e->out) unref(e->out);
+        if (e->out)
+            unref(e->out);
         hold(n);
         e->out = n;
     }
     for (int i = 0; i < l->n; i++) {
-        if (l->out[i]) continue;
+        if (l->out[i])
+            continue;
         dep_entry *e = entry(d, l->addr[i]);
-        if (e->out == n || (e->nin && e->ins[e->nin - 1] == n)) continue;
+        if (e->out == n || (e->nin && e->ins[e->nin - 1] == n))
+            continue;
         int keep = 0; /* drop readers that are done: a long run of readers stays short */
         for (int k = 0; k < e->nin; k++) {
             if (done(e->ins[k]))
@@ -354,7 +374,8 @@ static void record(omp_deps *d, dep_list *l, dep_node *n) {
         if (e->nin == e->capin) {
             e->capin = e->capin ? e->capin * 2 : 4;
             e->ins = realloc(e->ins, (size_t)e->capin * sizeof *e->ins);
-            if (!e->ins) herd__omp_fatal("out of memory for task dependences");
+            if (!e->ins)
+                herd__omp_fatal("out of memory for task dependences");
         }
         hold(n);
         e->ins[e->nin++] = n;
@@ -382,7 +403,8 @@ static void wait_released(dep_node *n) {
     uint64_t v;
     herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
     herd__wait_enter(&c, HERD__WAIT_OMP_DEPEND, n->parent, NULL);
-    if (herd_feb_readFF(&n->feb, &v)) herd__omp_fatal("cannot wait for a task's dependences");
+    if (herd_feb_readFF(&n->feb, &v))
+        herd__omp_fatal("cannot wait for a task's dependences");
     herd__wait_leave(&c);
 }
 
@@ -407,8 +429,10 @@ void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
     record(d, &l, n);
     free(l.addr);
     free(l.out);
-    if (drop_hold(n)) release(n);
-    if (deferred) return;
+    if (drop_hold(n))
+        release(n);
+    if (deferred)
+        return;
     wait_released(n);
     herd__omp_run_undeferred(parent, fn, data, cpyfn, size, align, final);
     if (ev)
@@ -422,11 +446,13 @@ void herd__omp_taskwait_depend(omp_task *parent, void **depend) {
     decode(depend, &l);
     dep_node *n = node_new(d, parent);
     n->waiter = 1;
-    if (herd_feb_empty(&n->feb)) herd__omp_fatal("cannot wait for a task's dependences");
+    if (herd_feb_empty(&n->feb))
+        herd__omp_fatal("cannot wait for a task's dependences");
     link_preds(d, &l, n); /* not recorded: later tasks do not wait for a taskwait */
     free(l.addr);
     free(l.out);
-    if (drop_hold(n)) release(n);
+    if (drop_hold(n))
+        release(n);
     wait_released(n);
     complete(n);
 }
@@ -446,7 +472,8 @@ void herd__omp_add_event(omp_task *parent, omp_event *e, int dep) {
 
 void herd__omp_wait_events(omp_task *t, int dep_only) {
     omp_deps *d = t->deps;
-    if (!d) return;
+    if (!d)
+        return;
     for (pending_event **pp = &d->events; *pp;) {
         pending_event *p = *pp;
         if (dep_only && !p->dep) {
@@ -471,11 +498,14 @@ void herd__omp_wait_tasks(omp_task *t) {
 
 void herd__omp_deps_free(omp_task *t) {
     omp_deps *d = t->deps;
-    if (!d) return;
+    if (!d)
+        return;
     herd__omp_wait_events(t, 0); /* its undeferred detached tasks complete first */
     for (size_t i = 0; i < d->cap; i++)
-        if (d->tab[i].addr) forget(&d->tab[i]);
-    if (d->all) unref(d->all);
+        if (d->tab[i].addr)
+            forget(&d->tab[i]);
+    if (d->all)
+        unref(d->all);
     free(d->tab);
     free(d);
     t->deps = NULL;

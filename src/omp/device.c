@@ -49,21 +49,20 @@ static void copy_rect(char *dst, const char *src, size_t es, int nd, const size_
         sstride *= sdim[i];
     }
     for (size_t j = 0; j < vol[0]; j++)
-        copy_rect(dst + (doff[0] + j) * dstride, src + (soff[0] + j) * sstride, es, nd - 1,
-                  vol + 1, doff + 1, soff + 1, ddim + 1, sdim + 1);
+        copy_rect(dst + (doff[0] + j) * dstride, src + (soff[0] + j) * sstride, es, nd - 1, vol + 1,
+                  doff + 1, soff + 1, ddim + 1, sdim + 1);
 }
 
-OMP_API int omp_target_memcpy_rect(void *dst, const void *src, size_t element_size,
-                                   int num_dims, const size_t *volume,
-                                   const size_t *dst_offsets, const size_t *src_offsets,
-                                   const size_t *dst_dimensions, const size_t *src_dimensions,
-                                   int dst_device, int src_device) {
+OMP_API int omp_target_memcpy_rect(void *dst, const void *src, size_t element_size, int num_dims,
+                                   const size_t *volume, const size_t *dst_offsets,
+                                   const size_t *src_offsets, const size_t *dst_dimensions,
+                                   const size_t *src_dimensions, int dst_device, int src_device) {
     if (!dst && !src)
         return INT_MAX; /* the number of dimensions it takes */
     if (dst_device != HOST || src_device != HOST || num_dims < 1 || !dst || !src)
         return EINVAL;
-    copy_rect(dst, src, element_size, num_dims, volume, dst_offsets, src_offsets,
-              dst_dimensions, src_dimensions);
+    copy_rect(dst, src, element_size, num_dims, volume, dst_offsets, src_offsets, dst_dimensions,
+              src_dimensions);
     return 0;
 }
 

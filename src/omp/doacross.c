@@ -25,9 +25,9 @@
 #include <stdlib.h>
 
 struct omp_doacross {
-    unsigned n;                     /* loops in the nest, 1..MAX_LOOPS */
-    _Atomic long *posted;           /* counts[0] words */
-    unsigned long long counts[];    /* n iteration counts */
+    unsigned n;                  /* loops in the nest, 1..MAX_LOOPS */
+    _Atomic long *posted;        /* counts[0] words */
+    unsigned long long counts[]; /* n iteration counts */
 };
 
 /* Vectors as GCC passes them: logical iteration numbers (a sink before the
@@ -115,7 +115,9 @@ static void post(omp_doacross *dx, const unsigned long long *v) {
 }
 
 /* An orphaned loop (no team) runs in a team of one too (ws.c). */
-static int team_of_one(const omp_task *t) { return !t->team || t->team->nthreads == 1; }
+static int team_of_one(const omp_task *t) {
+    return !t->team || t->team->nthreads == 1;
+}
 
 static void wait_for(omp_doacross *dx, const unsigned long long *v) {
     if (v[0] >= dx->counts[0])
@@ -138,8 +140,12 @@ static void wait_for(omp_doacross *dx, const unsigned long long *v) {
 
 /* The LLVM front end (kmp/loop.c): a nest's record by its construct, the
  * iteration as logical numbers. */
-void herd__omp_doacross_post_in(omp_ws *ws, const unsigned long long *v) { post(ws->dx, v); }
-void herd__omp_doacross_wait_in(omp_ws *ws, const unsigned long long *v) { wait_for(ws->dx, v); }
+void herd__omp_doacross_post_in(omp_ws *ws, const unsigned long long *v) {
+    post(ws->dx, v);
+}
+void herd__omp_doacross_wait_in(omp_ws *ws, const unsigned long long *v) {
+    wait_for(ws->dx, v);
+}
 
 #define SOURCE "ordered depend(source)"
 #define SINK "ordered depend(sink)"

@@ -22,7 +22,9 @@ static void print(const char *what, const char *msg, size_t msglen) {
     fflush(stderr);
 }
 
-OMP_API void GOMP_warning(const char *msg, size_t msglen) { print("", msg, msglen); }
+OMP_API void GOMP_warning(const char *msg, size_t msglen) {
+    print("", msg, msglen);
+}
 
 OMP_API void GOMP_error(const char *msg, size_t msglen) {
     print("fatal error: ", msg, msglen);

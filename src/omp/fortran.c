@@ -44,17 +44,31 @@ void omp_set_default_allocator(uintptr_t allocator);
 uintptr_t omp_get_default_allocator(void);
 
 /* An integer(8) argument as a C int, saturated as libgomp does. */
-static int to_int(long v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int)v; }
+static int to_int(long v) {
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int)v;
+}
 
-OMP_API int omp_get_thread_limit_(void) { return omp_get_thread_limit(); }
+OMP_API int omp_get_thread_limit_(void) {
+    return omp_get_thread_limit();
+}
 OMP_API int omp_get_ancestor_thread_num_8_(const long *l) {
     return omp_get_ancestor_thread_num(to_int(*l));
 }
-OMP_API int omp_get_team_size_8_(const long *l) { return omp_get_team_size(to_int(*l)); }
-OMP_API void omp_set_dynamic_8_(const long *d) { omp_set_dynamic(*d != 0); }
-OMP_API void omp_set_nested_8_(const long *n) { omp_set_nested(*n != 0); }
-OMP_API void omp_set_max_active_levels_8_(const long *n) { omp_set_max_active_levels(to_int(*n)); }
-OMP_API int omp_get_supported_active_levels_(void) { return omp_get_supported_active_levels(); }
+OMP_API int omp_get_team_size_8_(const long *l) {
+    return omp_get_team_size(to_int(*l));
+}
+OMP_API void omp_set_dynamic_8_(const long *d) {
+    omp_set_dynamic(*d != 0);
+}
+OMP_API void omp_set_nested_8_(const long *n) {
+    omp_set_nested(*n != 0);
+}
+OMP_API void omp_set_max_active_levels_8_(const long *n) {
+    omp_set_max_active_levels(to_int(*n));
+}
+OMP_API int omp_get_supported_active_levels_(void) {
+    return omp_get_supported_active_levels();
+}
 
 /* Schedules: the kind without the monotonic bit, as libgomp reports it
  * to Fortran (OpenMP 4.5 code does not expect it). */
@@ -77,43 +91,75 @@ OMP_API void omp_get_schedule_8_(int *kind, long *chunk) {
     *chunk = c;
 }
 
-OMP_API int omp_get_proc_bind_(void) { return omp_get_proc_bind(); }
-OMP_API int omp_get_num_places_(void) { return omp_get_num_places(); }
-OMP_API int omp_get_place_num_(void) { return omp_get_place_num(); }
-OMP_API int omp_get_partition_num_places_(void) { return omp_get_partition_num_places(); }
-OMP_API int omp_get_place_num_procs_(const int *p) { return omp_get_place_num_procs(*p); }
+OMP_API int omp_get_proc_bind_(void) {
+    return omp_get_proc_bind();
+}
+OMP_API int omp_get_num_places_(void) {
+    return omp_get_num_places();
+}
+OMP_API int omp_get_place_num_(void) {
+    return omp_get_place_num();
+}
+OMP_API int omp_get_partition_num_places_(void) {
+    return omp_get_partition_num_places();
+}
+OMP_API int omp_get_place_num_procs_(const int *p) {
+    return omp_get_place_num_procs(*p);
+}
 OMP_API int omp_get_place_num_procs_8_(const long *p) {
     return omp_get_place_num_procs(to_int(*p));
 }
-OMP_API void omp_get_place_proc_ids_(const int *p, int *ids) { omp_get_place_proc_ids(*p, ids); }
+OMP_API void omp_get_place_proc_ids_(const int *p, int *ids) {
+    omp_get_place_proc_ids(*p, ids);
+}
 /* A place has no processors (api.c): nothing to write, in either width. */
 OMP_API void omp_get_place_proc_ids_8_(const long *p, long *ids) {
     (void)ids;
     if (omp_get_place_num_procs(to_int(*p)) != 0)
         herd__omp_fatal("omp_get_place_proc_ids_8_: places are not kept");
 }
-OMP_API void omp_get_partition_place_nums_(int *places) { omp_get_partition_place_nums(places); }
+OMP_API void omp_get_partition_place_nums_(int *places) {
+    omp_get_partition_place_nums(places);
+}
 OMP_API void omp_get_partition_place_nums_8_(long *places) {
     (void)places;
     if (omp_get_partition_num_places() != 0)
         herd__omp_fatal("omp_get_partition_place_nums_8_: places are not kept");
 }
 
-OMP_API int omp_get_default_device_(void) { return omp_get_default_device(); }
-OMP_API void omp_set_default_device_(const int *d) { omp_set_default_device(*d); }
-OMP_API void omp_set_default_device_8_(const long *d) { omp_set_default_device(to_int(*d)); }
-OMP_API int omp_get_initial_device_(void) { return omp_get_initial_device(); }
-OMP_API int omp_get_device_num_(void) { return omp_get_device_num(); }
+OMP_API int omp_get_default_device_(void) {
+    return omp_get_default_device();
+}
+OMP_API void omp_set_default_device_(const int *d) {
+    omp_set_default_device(*d);
+}
+OMP_API void omp_set_default_device_8_(const long *d) {
+    omp_set_default_device(to_int(*d));
+}
+OMP_API int omp_get_initial_device_(void) {
+    return omp_get_initial_device();
+}
+OMP_API int omp_get_device_num_(void) {
+    return omp_get_device_num();
+}
 
-OMP_API void omp_display_env_(const int *verbose) { omp_display_env(*verbose); }
-OMP_API void omp_display_env_8_(const long *verbose) { omp_display_env(*verbose != 0); }
+OMP_API void omp_display_env_(const int *verbose) {
+    omp_display_env(*verbose);
+}
+OMP_API void omp_display_env_8_(const long *verbose) {
+    omp_display_env(*verbose != 0);
+}
 OMP_API int omp_pause_resource_(const int *kind, const int *device) {
     return omp_pause_resource(*kind, *device);
 }
-OMP_API int omp_pause_resource_all_(const int *kind) { return omp_pause_resource_all(*kind); }
+OMP_API int omp_pause_resource_all_(const int *kind) {
+    return omp_pause_resource_all(*kind);
+}
 
 /* integer(omp_event_handle_kind), value */
-OMP_API void omp_fulfill_event_(intptr_t event) { omp_fulfill_event((uintptr_t)event); }
+OMP_API void omp_fulfill_event_(intptr_t event) {
+    omp_fulfill_event((uintptr_t)event);
+}
 
 /* Allocators: handles are integer(c_intptr_t). */
 OMP_API intptr_t omp_init_allocator_(const intptr_t *memspace, const int *ntraits,
@@ -124,11 +170,15 @@ OMP_API intptr_t omp_init_allocator_8_(const intptr_t *memspace, const long *ntr
                                        const void *traits) {
     return (intptr_t)omp_init_allocator((uintptr_t)*memspace, to_int(*ntraits), traits);
 }
-OMP_API void omp_destroy_allocator_(const intptr_t *a) { omp_destroy_allocator((uintptr_t)*a); }
+OMP_API void omp_destroy_allocator_(const intptr_t *a) {
+    omp_destroy_allocator((uintptr_t)*a);
+}
 OMP_API void omp_set_default_allocator_(const intptr_t *a) {
     omp_set_default_allocator((uintptr_t)*a);
 }
-OMP_API intptr_t omp_get_default_allocator_(void) { return (intptr_t)omp_get_default_allocator(); }
+OMP_API intptr_t omp_get_default_allocator_(void) {
+    return (intptr_t)omp_get_default_allocator();
+}
 
 /* Affinity display: a Fortran string as a C one (NULL when empty: the
  * affinity-format-var applies); the caller frees it. */

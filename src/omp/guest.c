@@ -39,9 +39,9 @@
 #define GUEST_SPIN 2000 /* pauses before an idle guest sleeps (about 50 us) */
 
 typedef struct guest {
-    struct guest *next;        /* in the idle list */
-    int own;                   /* a slot's own guest: never in the idle list */
-    _Atomic uint32_t go;       /* 0 idle, 1 a job is set, 2 idle and asleep on the futex */
+    struct guest *next;  /* in the idle list */
+    int own;             /* a slot's own guest: never in the idle list */
+    _Atomic uint32_t go; /* 0 idle, 1 a job is set, 2 idle and asleep on the futex */
     void (*body)(void *);
     void (*done)(void *);
     _Alignas(16) unsigned char arg[GUEST_ARG];
@@ -69,7 +69,9 @@ static void forget_pool(void) {
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void register_atfork(void) { pthread_atfork(NULL, NULL, forget_pool); }
+static void register_atfork(void) {
+    pthread_atfork(NULL, NULL, forget_pool);
+}
 
 static void wait_job(guest *g) {
     for (int i = 0; i < GUEST_SPIN; i++) {

@@ -72,8 +72,7 @@ static int parse_num_threads(const char *s) {
             n = sizeof item - 1; /* a longer item is out of range or garbage anyway */
         memcpy(item, p, n);
         item[n] = '\0';
-        long v = parse_long_in("OMP_NUM_THREADS", s, item, 1, HERD__WORKERS_MAX,
-                               NUM_THREADS_FORMS);
+        long v = parse_long_in("OMP_NUM_THREADS", s, item, 1, HERD__WORKERS_MAX, NUM_THREADS_FORMS);
         if (p == s)
             first = (int)v;
         p += strcspn(p, ",");
@@ -96,13 +95,14 @@ static uintptr_t parse_allocator(const char *s) {
     uintptr_t a = herd__omp_allocator_from_env(s);
     if (a)
         return a;
-    bad("OMP_ALLOCATOR", s, "a predefined allocator: omp_default_mem_alloc, "
-                            "omp_large_cap_mem_alloc, omp_const_mem_alloc, omp_high_bw_mem_alloc, "
-                            "omp_low_lat_mem_alloc, omp_cgroup_mem_alloc, omp_pteam_mem_alloc, "
-                            "omp_thread_mem_alloc; or a memory space (omp_default_mem_space, "
-                            "omp_large_cap_mem_space, omp_const_mem_space, omp_high_bw_mem_space, "
-                            "omp_low_lat_mem_space) with optional valid traits, e.g. "
-                            "omp_default_mem_space:alignment=64,pool_size=1048576,fallback=null_fb");
+    bad("OMP_ALLOCATOR", s,
+        "a predefined allocator: omp_default_mem_alloc, "
+        "omp_large_cap_mem_alloc, omp_const_mem_alloc, omp_high_bw_mem_alloc, "
+        "omp_low_lat_mem_alloc, omp_cgroup_mem_alloc, omp_pteam_mem_alloc, "
+        "omp_thread_mem_alloc; or a memory space (omp_default_mem_space, "
+        "omp_large_cap_mem_space, omp_const_mem_space, omp_high_bw_mem_space, "
+        "omp_low_lat_mem_space) with optional valid traits, e.g. "
+        "omp_default_mem_space:alignment=64,pool_size=1048576,fallback=null_fb");
     return 0;
 }
 
@@ -117,7 +117,8 @@ static int parse_bool(const char *var, const char *s) {
 
 /* OMP_SCHEDULE: [modifier:]kind[,chunk]. */
 static void parse_schedule(const char *s, omp_icv *icv) {
-    const char *forms = "[monotonic:|nonmonotonic:]static|dynamic|guided|auto[,chunk from 1 to 2147483647]";
+    const char *forms =
+        "[monotonic:|nonmonotonic:]static|dynamic|guided|auto[,chunk from 1 to 2147483647]";
     const char *p = s;
     int mono = 0;
     if (!strncasecmp(p, "monotonic:", 10)) {
@@ -127,9 +128,13 @@ static void parse_schedule(const char *s, omp_icv *icv) {
         p += 13;
     }
     size_t len = strcspn(p, ",");
-    static const struct { const char *name; int kind; } kinds[] = {
-        {"static", OMP_SCHED_STATIC}, {"dynamic", OMP_SCHED_DYNAMIC},
-        {"guided", OMP_SCHED_GUIDED}, {"auto", OMP_SCHED_AUTO}};
+    static const struct {
+        const char *name;
+        int kind;
+    } kinds[] = {{"static", OMP_SCHED_STATIC},
+                 {"dynamic", OMP_SCHED_DYNAMIC},
+                 {"guided", OMP_SCHED_GUIDED},
+                 {"auto", OMP_SCHED_AUTO}};
     int kind = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (strlen(kinds[i].name) == len && !strncasecmp(p, kinds[i].name, len))
@@ -139,23 +144,28 @@ static void parse_schedule(const char *s, omp_icv *icv) {
     icv->run_sched = kind | (mono ? (int)OMP_SCHED_MONOTONIC : 0);
     /* no chunk: 0 for static (its one block per thread), 1 for the others,
      * as omp_get_schedule reports it under libgomp and libomp */
-    icv->run_chunk = p[len] == ',' ? parse_long_in("OMP_SCHEDULE", s, p + len + 1, 1, INT_MAX, forms)
-                                   : kind != OMP_SCHED_STATIC;
+    icv->run_chunk = p[len] == ','
+                         ? parse_long_in("OMP_SCHEDULE", s, p + len + 1, 1, INT_MAX, forms)
+                         : kind != OMP_SCHED_STATIC;
 }
 
 /* OMP_PROC_BIND (first value) -> omp_proc_bind_t, and herd's HERD_BIND. */
 static int parse_bind(const char *s, const char **herd_bind) {
     char first[32];
     snprintf(first, sizeof first, "%.*s", (int)strcspn(s, ","), s);
-    static const struct { const char *name; int v; const char *herd; } binds[] = {
-        {"false", 0, "none"}, {"true", 1, "compact"},   {"primary", 2, "compact"},
-        {"master", 2, "compact"}, {"close", 3, "compact"}, {"spread", 4, "scatter"}};
+    static const struct {
+        const char *name;
+        int v;
+        const char *herd;
+    } binds[] = {{"false", 0, "none"},     {"true", 1, "compact"},  {"primary", 2, "compact"},
+                 {"master", 2, "compact"}, {"close", 3, "compact"}, {"spread", 4, "scatter"}};
     for (size_t i = 0; i < sizeof binds / sizeof binds[0]; i++)
         if (!strcasecmp(first, binds[i].name)) {
             *herd_bind = binds[i].herd;
             return binds[i].v;
         }
-    bad("OMP_PROC_BIND", s, "true, false, primary, master, close, spread (comma lists: first value)");
+    bad("OMP_PROC_BIND", s,
+        "true, false, primary, master, close, spread (comma lists: first value)");
     return 0;
 }
 
@@ -187,11 +197,24 @@ static size_t parse_stacksize(const char *s) {
         p++;
     unsigned shift = 10;
     switch (*p) {
-    case 'b': case 'B': shift = 0, p++; break;
-    case 'k': case 'K': shift = 10, p++; break;
-    case 'm': case 'M': shift = 20, p++; break;
-    case 'g': case 'G': shift = 30, p++; break;
-    default: break;
+    case 'b':
+    case 'B':
+        shift = 0, p++;
+        break;
+    case 'k':
+    case 'K':
+        shift = 10, p++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20, p++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30, p++;
+        break;
+    default:
+        break;
     }
     while (isspace((unsigned char)*p))
         p++;
@@ -253,8 +276,8 @@ void herd__omp_init(void) {
     long pus = sysconf(_SC_NPROCESSORS_ONLN);
     g->workers = 0;
     if ((s = getenv("HERD_WORKERS")) && *s)
-        g->workers = (int)parse_long("HERD_WORKERS", s, 1, HERD__WORKERS_MAX,
-                                     "an integer from 1 to 4096");
+        g->workers =
+            (int)parse_long("HERD_WORKERS", s, 1, HERD__WORKERS_MAX, "an integer from 1 to 4096");
     g->throttle = THROTTLE_DEFAULT;
     if ((s = getenv("HERD_OMP_THROTTLE")) && *s) {
         g->throttle = parse_throttle(s);
@@ -271,7 +294,9 @@ void herd__omp_init(void) {
         icv->nthreads = parse_num_threads(s);
     if (!g->workers)
         g->workers = icv->nthreads ? icv->nthreads
-                     : (int)(pus < 1 ? 1 : pus > HERD__WORKERS_MAX ? HERD__WORKERS_MAX : pus);
+                                   : (int)(pus < 1                   ? 1
+                                           : pus > HERD__WORKERS_MAX ? HERD__WORKERS_MAX
+                                                                     : pus);
     if (!icv->nthreads)
         icv->nthreads = g->workers;
     /* thread-limit-var: the threads of all teams together (team.c counts
@@ -279,8 +304,8 @@ void herd__omp_init(void) {
      * int). More workers than that could never all serve a team. */
     g->thread_limit = INT_MAX;
     if ((s = getenv("OMP_THREAD_LIMIT")) && *s) {
-        int limit = (int)parse_long("OMP_THREAD_LIMIT", s, 1, INT_MAX,
-                                    "an integer from 1 to 2147483647");
+        int limit =
+            (int)parse_long("OMP_THREAD_LIMIT", s, 1, INT_MAX, "an integer from 1 to 2147483647");
         g->thread_limit = limit;
         if (g->workers > limit)
             g->workers = limit;
@@ -296,7 +321,7 @@ void herd__omp_init(void) {
     }
     if ((s = getenv("OMP_MAX_ACTIVE_LEVELS")) && *s)
         icv->max_active = (int)parse_long("OMP_MAX_ACTIVE_LEVELS", s, 0, INT_MAX,
-                                              "an integer from 0 to 2147483647");
+                                          "an integer from 0 to 2147483647");
     else if (!nested_set && (s = getenv("OMP_NUM_THREADS")) && strchr(s, ','))
         icv->max_active = 64; /* a list asks for nesting (OpenMP 5.0) */
     if ((s = getenv("OMP_SCHEDULE")) && *s)
@@ -322,11 +347,11 @@ void herd__omp_init(void) {
             bad("OMP_WAIT_POLICY", s, "active, passive");
     }
     if ((s = getenv("OMP_NUM_TEAMS")) && *s)
-        g->nteams = (int)parse_long("OMP_NUM_TEAMS", s, 1, INT_MAX, "an integer from 1 to 2147483647");
+        g->nteams =
+            (int)parse_long("OMP_NUM_TEAMS", s, 1, INT_MAX, "an integer from 1 to 2147483647");
     if ((s = getenv("OMP_TEAMS_THREAD_LIMIT")) && *s)
-        g->teams_thread_limit =
-            (int)parse_long("OMP_TEAMS_THREAD_LIMIT", s, 1, INT_MAX,
-                       "an integer from 1 to 2147483647");
+        g->teams_thread_limit = (int)parse_long("OMP_TEAMS_THREAD_LIMIT", s, 1, INT_MAX,
+                                                "an integer from 1 to 2147483647");
     if ((s = getenv("OMP_DISPLAY_AFFINITY")) && *s)
         g->display_affinity = parse_bool("OMP_DISPLAY_AFFINITY", s);
     if ((s = getenv("OMP_AFFINITY_FORMAT")))
@@ -337,7 +362,7 @@ void herd__omp_init(void) {
         g->cancellation = parse_bool("OMP_CANCELLATION", s);
     if ((s = getenv("OMP_MAX_TASK_PRIORITY")) && *s)
         g->max_task_priority = (int)parse_long("OMP_MAX_TASK_PRIORITY", s, 0, INT_MAX,
-                                                  "an integer from 0 to 2147483647");
+                                               "an integer from 0 to 2147483647");
     if ((s = getenv("OMP_DISPLAY_ENV")) && *s) {
         if (!strcasecmp(s, "verbose"))
             g->display_env = 2;
@@ -360,8 +385,8 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_NESTED = '%s'\n", i->max_active > 1 ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_NUM_THREADS = '%d'\n", i->nthreads);
     fprintf(stderr, "  OMP_SCHEDULE = '%s%s,%ld'\n",
-            (i->run_sched & (int)OMP_SCHED_MONOTONIC) ? "MONOTONIC:" : "",
-            kinds[i->run_sched & 7], i->run_chunk);
+            (i->run_sched & (int)OMP_SCHED_MONOTONIC) ? "MONOTONIC:" : "", kinds[i->run_sched & 7],
+            i->run_chunk);
     fprintf(stderr, "  OMP_PROC_BIND = '%s'\n", binds[i->bind > 4 ? 0 : i->bind + (i->bind > 2)]);
     fprintf(stderr, "  OMP_PLACES = '%s'\n", getenv("OMP_PLACES") ? getenv("OMP_PLACES") : "");
     fprintf(stderr, "  OMP_STACKSIZE = '%zu'\n", g->stacksize);
@@ -382,7 +407,8 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_TEAMS_THREAD_LIMIT = '%d'\n", g->teams_thread_limit);
     if (verbose) {
         fprintf(stderr, "  HERD_WORKERS = '%d'\n", g->workers);
-        fprintf(stderr, "  HERD_SCHED = '%s'\n", getenv("HERD_SCHED") ? getenv("HERD_SCHED") : "auto");
+        fprintf(stderr, "  HERD_SCHED = '%s'\n",
+                getenv("HERD_SCHED") ? getenv("HERD_SCHED") : "auto");
         fprintf(stderr, "  HERD_BIND = '%s'\n", hb ? hb : "(herd default)");
     }
     fprintf(stderr, "OPENMP DISPLAY ENVIRONMENT END\n");

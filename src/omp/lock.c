@@ -19,7 +19,7 @@
 
 typedef struct waiter {
     _Atomic uint32_t *addr;
-    herd__ult *ult;          /* a task, or NULL: a thread sleeping on flag */
+    herd__ult *ult; /* a task, or NULL: a thread sleeping on flag */
     _Atomic uint32_t flag;
     struct waiter *next;
 } waiter;
@@ -181,14 +181,25 @@ _Static_assert(sizeof(nest_lock) == 16, "omp_nest_lock_t is 16 bytes in GCC's om
 
 #define LOCK(p) ((_Atomic uint32_t *)(p))
 
-OMP_API void omp_init_lock_30(void *l) { atomic_init(LOCK(l), 0); }
-OMP_API void omp_init_lock_with_hint(void *l, int hint) { (void)hint; omp_init_lock_30(l); }
-OMP_API void omp_destroy_lock_30(void *l) { (void)l; }
+OMP_API void omp_init_lock_30(void *l) {
+    atomic_init(LOCK(l), 0);
+}
+OMP_API void omp_init_lock_with_hint(void *l, int hint) {
+    (void)hint;
+    omp_init_lock_30(l);
+}
+OMP_API void omp_destroy_lock_30(void *l) {
+    (void)l;
+}
 OMP_API void omp_set_lock_30(void *l) {
     word_lock_at(LOCK(l), HERD__WAIT_OMP_LOCK, __builtin_return_address(0));
 }
-OMP_API void omp_unset_lock_30(void *l) { herd__omp_word_unlock(LOCK(l)); }
-OMP_API int omp_test_lock_30(void *l) { return herd__omp_word_trylock(LOCK(l)); }
+OMP_API void omp_unset_lock_30(void *l) {
+    herd__omp_word_unlock(LOCK(l));
+}
+OMP_API int omp_test_lock_30(void *l) {
+    return herd__omp_word_trylock(LOCK(l));
+}
 
 OMP_API void omp_init_nest_lock_30(void *p) {
     nest_lock *l = p;
@@ -196,8 +207,13 @@ OMP_API void omp_init_nest_lock_30(void *p) {
     l->count = 0;
     l->owner = NULL;
 }
-OMP_API void omp_init_nest_lock_with_hint(void *l, int hint) { (void)hint; omp_init_nest_lock_30(l); }
-OMP_API void omp_destroy_nest_lock_30(void *l) { (void)l; }
+OMP_API void omp_init_nest_lock_with_hint(void *l, int hint) {
+    (void)hint;
+    omp_init_nest_lock_30(l);
+}
+OMP_API void omp_destroy_nest_lock_30(void *l) {
+    (void)l;
+}
 
 OMP_API void omp_set_nest_lock_30(void *p) {
     nest_lock *l = p;
@@ -259,11 +275,21 @@ DEFAULT_30(omp_test_nest_lock_);
 
 /* Fortran: integer(omp_lock_kind=4) holds the simple lock itself; a nest
  * lock (kind 8) holds a pointer to a C nest lock (16 bytes). */
-OMP_API void omp_init_lock__30(void *l) { omp_init_lock_30(l); }
-OMP_API void omp_destroy_lock__30(void *l) { (void)l; }
-OMP_API void omp_set_lock__30(void *l) { omp_set_lock_30(l); }
-OMP_API void omp_unset_lock__30(void *l) { omp_unset_lock_30(l); }
-OMP_API int omp_test_lock__30(void *l) { return omp_test_lock_30(l); }
+OMP_API void omp_init_lock__30(void *l) {
+    omp_init_lock_30(l);
+}
+OMP_API void omp_destroy_lock__30(void *l) {
+    (void)l;
+}
+OMP_API void omp_set_lock__30(void *l) {
+    omp_set_lock_30(l);
+}
+OMP_API void omp_unset_lock__30(void *l) {
+    omp_unset_lock_30(l);
+}
+OMP_API int omp_test_lock__30(void *l) {
+    return omp_test_lock_30(l);
+}
 OMP_API void omp_init_nest_lock__30(void **l) {
     *l = malloc(sizeof(nest_lock));
     if (!*l)
@@ -274,9 +300,15 @@ OMP_API void omp_destroy_nest_lock__30(void **l) {
     free(*l);
     *l = NULL;
 }
-OMP_API void omp_set_nest_lock__30(void **l) { omp_set_nest_lock_30(*l); }
-OMP_API void omp_unset_nest_lock__30(void **l) { omp_unset_nest_lock_30(*l); }
-OMP_API int omp_test_nest_lock__30(void **l) { return omp_test_nest_lock_30(*l); }
+OMP_API void omp_set_nest_lock__30(void **l) {
+    omp_set_nest_lock_30(*l);
+}
+OMP_API void omp_unset_nest_lock__30(void **l) {
+    omp_unset_nest_lock_30(*l);
+}
+OMP_API int omp_test_nest_lock__30(void **l) {
+    return omp_test_nest_lock_30(*l);
+}
 
 /* OMP_1.0 compatibility versions: the simple lock has the same layout; the
  * old nest lock is 8 bytes {int owner; int count;} owned by a thread. */
@@ -285,14 +317,18 @@ typedef struct nest_lock_25 {
     int count;
 } nest_lock_25;
 
-static int tid(void) { return (int)syscall(SYS_gettid); }
+static int tid(void) {
+    return (int)syscall(SYS_gettid);
+}
 
 OMP_API void omp_init_nest_lock_25(void *p) {
     nest_lock_25 *l = p;
     atomic_init(&l->owner, 0);
     l->count = 0;
 }
-OMP_API void omp_destroy_nest_lock_25(void *p) { (void)p; }
+OMP_API void omp_destroy_nest_lock_25(void *p) {
+    (void)p;
+}
 OMP_API int omp_test_nest_lock_25(void *p) {
     nest_lock_25 *l = p;
     int me = tid(), o = 0;
@@ -324,15 +360,27 @@ __asm__(".symver omp_destroy_nest_lock_25,omp_destroy_nest_lock@OMP_1.0");
 __asm__(".symver omp_set_nest_lock_25,omp_set_nest_lock@OMP_1.0");
 __asm__(".symver omp_unset_nest_lock_25,omp_unset_nest_lock@OMP_1.0");
 __asm__(".symver omp_test_nest_lock_25,omp_test_nest_lock@OMP_1.0");
-OMP_API void omp_init_lock_25(void *l) { omp_init_lock_30(l); }
-OMP_API void omp_destroy_lock_25(void *l) { (void)l; }
-OMP_API void omp_set_lock_25(void *l) { omp_set_lock_30(l); }
-OMP_API void omp_unset_lock_25(void *l) { omp_unset_lock_30(l); }
-OMP_API int omp_test_lock_25(void *l) { return omp_test_lock_30(l); }
+OMP_API void omp_init_lock_25(void *l) {
+    omp_init_lock_30(l);
+}
+OMP_API void omp_destroy_lock_25(void *l) {
+    (void)l;
+}
+OMP_API void omp_set_lock_25(void *l) {
+    omp_set_lock_30(l);
+}
+OMP_API void omp_unset_lock_25(void *l) {
+    omp_unset_lock_30(l);
+}
+OMP_API int omp_test_lock_25(void *l) {
+    return omp_test_lock_30(l);
+}
 
 /* Fortran's OMP_1.0 locks hold the old locks themselves (kinds 4 and 8). */
-#define FORTRAN_25(op, ret, type)                                                                \
-    OMP_API ret omp_##op##__25(type *l) { return omp_##op##_25(l); }                            \
+#define FORTRAN_25(op, ret, type)                                                                  \
+    OMP_API ret omp_##op##__25(type *l) {                                                          \
+        return omp_##op##_25(l);                                                                   \
+    }                                                                                              \
     __asm__(".symver omp_" #op "__25,omp_" #op "_@OMP_1.0")
 FORTRAN_25(init_lock, void, int);
 FORTRAN_25(destroy_lock, void, int);
@@ -352,17 +400,23 @@ static _Atomic uint32_t critical_word, atomic_word;
 OMP_API void GOMP_critical_start(void) {
     word_lock_at(&critical_word, HERD__WAIT_OMP_CRITICAL, __builtin_return_address(0));
 }
-OMP_API void GOMP_critical_end(void) { herd__omp_word_unlock(&critical_word); }
+OMP_API void GOMP_critical_end(void) {
+    herd__omp_word_unlock(&critical_word);
+}
 /* *pptr is a pointer-sized, zero-initialised common symbol per name: its
  * first word is the lock. */
 OMP_API void GOMP_critical_name_start(void **pptr) {
     word_lock_at(LOCK(pptr), HERD__WAIT_OMP_CRITICAL, __builtin_return_address(0));
 }
-OMP_API void GOMP_critical_name_end(void **pptr) { herd__omp_word_unlock(LOCK(pptr)); }
+OMP_API void GOMP_critical_name_end(void **pptr) {
+    herd__omp_word_unlock(LOCK(pptr));
+}
 OMP_API void GOMP_atomic_start(void) {
     word_lock_at(&atomic_word, HERD__WAIT_OMP_CRITICAL, __builtin_return_address(0));
 }
-OMP_API void GOMP_atomic_end(void) { herd__omp_word_unlock(&atomic_word); }
+OMP_API void GOMP_atomic_end(void) {
+    herd__omp_word_unlock(&atomic_word);
+}
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */
 /* omp_init_lock_with_hint: LLVM's only (the version script's VERSION node) */

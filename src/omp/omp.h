@@ -24,7 +24,7 @@
  * name would lose its node at link time. Put after the routine. */
 #define OMP_LLVM_ALIAS(name, node)                                                                 \
     extern __typeof(name) herd__llvm_##name __attribute__((alias(#name), visibility("default")));  \
-    __asm__(".symver " #name ", " #name "@@" node ", remove\n\t"                                    \
+    __asm__(".symver " #name ", " #name "@@" node ", remove\n\t"                                   \
             ".symver herd__llvm_" #name ", " #name "@VERSION")
 /* ... where LLVM's name is served by impl, another routine (a different
  * layout: locks). Not the default version: the name's default is already
@@ -34,8 +34,13 @@
     __asm__(".symver herd__llvm_" #name ", " #name "@VERSION")
 
 /* Schedule kinds as GCC passes them (GFS_* in libgomp's ABI). */
-enum { OMP_SCHED_RUNTIME = 0, OMP_SCHED_STATIC = 1, OMP_SCHED_DYNAMIC = 2,
-       OMP_SCHED_GUIDED = 3, OMP_SCHED_AUTO = 4 };
+enum {
+    OMP_SCHED_RUNTIME = 0,
+    OMP_SCHED_STATIC = 1,
+    OMP_SCHED_DYNAMIC = 2,
+    OMP_SCHED_GUIDED = 3,
+    OMP_SCHED_AUTO = 4
+};
 #define OMP_SCHED_MONOTONIC 0x80000000u
 
 /* GOMP_task flags. */
@@ -54,31 +59,31 @@ enum { OMP_SCHED_RUNTIME = 0, OMP_SCHED_STATIC = 1, OMP_SCHED_DYNAMIC = 2,
 
 /* Data-environment ICVs, copied into every task. */
 typedef struct omp_icv {
-    int nthreads;      /* nthreads-var (first level) */
-    int dynamic;       /* dyn-var */
-    int max_active;    /* max-active-levels-var */
-    int run_sched;     /* run-sched-var kind (OMP_SCHED_*, may carry MONOTONIC) */
+    int nthreads;   /* nthreads-var (first level) */
+    int dynamic;    /* dyn-var */
+    int max_active; /* max-active-levels-var */
+    int run_sched;  /* run-sched-var kind (OMP_SCHED_*, may carry MONOTONIC) */
     long run_chunk;
-    int bind;          /* bind-var (omp_proc_bind_t) */
+    int bind;            /* bind-var (omp_proc_bind_t) */
     uintptr_t def_alloc; /* def-allocator-var (alloc.c); 0: OMP_ALLOCATOR's */
 } omp_icv;
 
 /* Process-wide settings from the OMP_* environment (icv.c). */
 typedef struct omp_global {
-    omp_icv icv;          /* initial values */
-    int workers;          /* herd workers (a team beyond them gets guest threads: guest.c) */
-    int thread_limit;     /* thread-limit-var (OMP_THREAD_LIMIT); INT_MAX: unset */
+    omp_icv icv;              /* initial values */
+    int workers;              /* herd workers (a team beyond them gets guest threads: guest.c) */
+    int thread_limit;         /* thread-limit-var (OMP_THREAD_LIMIT); INT_MAX: unset */
     _Atomic int threads_busy; /* threads beyond the initial one in teams now, counted
                                * only while thread_limit is set (team.c) */
-    int display_env;      /* OMP_DISPLAY_ENV: 0 false, 1 true, 2 verbose */
-    int wait_active;      /* OMP_WAIT_POLICY=active */
-    size_t stacksize;     /* OMP_STACKSIZE, 0 if unset */
+    int display_env;          /* OMP_DISPLAY_ENV: 0 false, 1 true, 2 verbose */
+    int wait_active;          /* OMP_WAIT_POLICY=active */
+    size_t stacksize;         /* OMP_STACKSIZE, 0 if unset */
     int max_task_priority;
-    int nteams;           /* nteams-var (OMP_NUM_TEAMS, omp_set_num_teams); 0: unset */
+    int nteams;              /* nteams-var (OMP_NUM_TEAMS, omp_set_num_teams); 0: unset */
     uintptr_t def_allocator; /* def-allocator-var at start (OMP_ALLOCATOR); 0: unset (alloc.c) */
-    int display_affinity; /* OMP_DISPLAY_AFFINITY (affinity.c) */
+    int display_affinity;    /* OMP_DISPLAY_AFFINITY (affinity.c) */
     const char *affinity_format; /* OMP_AFFINITY_FORMAT, NULL: unset */
-    int teams_thread_limit; /* teams-thread-limit-var (OMP_TEAMS_THREAD_LIMIT); 0: unset */
+    int teams_thread_limit;      /* teams-thread-limit-var (OMP_TEAMS_THREAD_LIMIT); 0: unset */
     int throttle;         /* HERD_OMP_THROTTLE: queued tasks before new ones run at once; 0 off */
     int cancellation;     /* cancel-var (OMP_CANCELLATION); true is refused at the first cancel */
     _Atomic int red_live; /* task reduction registrations alive (reduction.c) */
@@ -100,30 +105,30 @@ typedef struct omp_ws {
     /* loops, in normalised iterations [0, n) */
     _Atomic long next;
     long n, chunk;
-    long simd;              /* guided chunks in multiples of it (schedule(simd:...)); 0: none */
+    long simd; /* guided chunks in multiples of it (schedule(simd:...)); 0: none */
     int kind;
-    int ull, up;            /* loop flavour and bounds */
+    int ull, up; /* loop flavour and bounds */
     long start, incr;
     unsigned long long ustart, uincr;
-    _Atomic long ord_turn;  /* ordered: start iteration of the chunk whose turn it is */
+    _Atomic long ord_turn; /* ordered: start iteration of the chunk whose turn it is */
     _Atomic int single;
     struct omp_doacross *dx; /* doacross loops: what has posted (doacross.c) */
-    void *copy;             /* copyprivate data */
+    void *copy;              /* copyprivate data */
     /* reduction(task, ...) on the construct: the arrays of the member that
      * allocated the copies (state 2), which the others share (reduction.c) */
-    _Atomic int red_state;  /* OMP_EXTRA_*: see herd__omp_ws_extra */
+    _Atomic int red_state; /* OMP_EXTRA_*: see herd__omp_ws_extra */
     uintptr_t *red;
     /* GCC's worksharing memory (lastprivate(conditional:), scan): zeroed,
      * shared by the members, freed by the last to leave */
-    _Atomic int mem_state;  /* OMP_EXTRA_* */
+    _Atomic int mem_state; /* OMP_EXTRA_* */
     void *mem;
     unsigned sect_count;
     _Atomic unsigned sect_next;
 } __attribute__((aligned(64))) omp_ws;
 
 struct omp_task;
-typedef struct omp_deps omp_deps; /* depend.c */
-typedef struct omp_event omp_event; /* detach.c */
+typedef struct omp_deps omp_deps;         /* depend.c */
+typedef struct omp_event omp_event;       /* detach.c */
 typedef struct omp_doacross omp_doacross; /* doacross.c */
 
 /* An open taskgroup of a task (task.c): the tasks it creates meanwhile are
@@ -147,14 +152,14 @@ typedef struct omp_waiter {
 
 typedef struct omp_team {
     int nthreads;
-    int nworker;        /* members 0..nworker-1 are herd tasks; the others guests */
-    int level;          /* nesting level of its implicit tasks */
+    int nworker; /* members 0..nworker-1 are herd tasks; the others guests */
+    int level;   /* nesting level of its implicit tasks */
     int active_level;
-    int outer;          /* member i runs on worker i (the outermost active team) */
+    int outer;               /* member i runs on worker i (the outermost active team) */
     struct omp_task *parent; /* the task that encountered the parallel */
     void (*fn)(void *);
     void *data;
-    herd_barrier bar;   /* the barrier when every member is a herd task */
+    herd_barrier bar; /* the barrier when every member is a herd task */
     /* its state for up to 17 members (a malloc and a free per region less) */
     _Alignas(64) unsigned char bar_mem[256];
     herd_group members;
@@ -162,14 +167,14 @@ typedef struct omp_team {
      * mix_lock (team.c, "Mixed teams") */
     pthread_mutex_t mix_lock;
     int mix_arrived;
-    omp_waiter *mix_waiting;      /* herd tasks waiting at the barrier */
-    _Atomic uint32_t mix_phase;   /* barrier phase; threads sleep on it */
+    omp_waiter *mix_waiting;    /* herd tasks waiting at the barrier */
+    _Atomic uint32_t mix_phase; /* barrier phase; threads sleep on it */
     _Atomic int mix_sleepers;
     int guests_left;
     omp_waiter *end_waiter;
-    int preinit;        /* combined construct: worksharing 0 is set up */
-    uintptr_t *red;     /* parallel reduction(task, ...): the members' registration */
-    void *copy;         /* __kmpc_copyprivate: the executor's data, between its barriers */
+    int preinit;    /* combined construct: worksharing 0 is set up */
+    uintptr_t *red; /* parallel reduction(task, ...): the members' registration */
+    void *copy;     /* __kmpc_copyprivate: the executor's data, between its barriers */
     /* cancellation (OMP_CANCELLATION=true, cancel.c): the region is
      * cancelled; the current worksharing construct is (GCC runs static
      * loops without a record: a team flag, reset when a barrier completes);
@@ -195,27 +200,27 @@ enum {
 };
 
 typedef struct omp_task {
-    omp_team *team;      /* NULL: the initial task outside any region */
+    omp_team *team; /* NULL: the initial task outside any region */
     struct omp_task *parent;
     int thread_num;
     int final;
-    int frame_mode;      /* OMP_FRAME_* */
+    int frame_mode; /* OMP_FRAME_* */
     omp_icv icv;
-    omp_deps *deps;      /* dependences of the tasks it created, NULL: none yet */
-    omp_taskgroup *tg;   /* innermost open taskgroup, NULL: none */
-    uintptr_t *red;      /* OMP_FRAME_HERD: the task reductions its creator saw
-                          * (reduction.c, herd__omp_red_of); unset when run at once */
+    omp_deps *deps;    /* dependences of the tasks it created, NULL: none yet */
+    omp_taskgroup *tg; /* innermost open taskgroup, NULL: none */
+    uintptr_t *red;    /* OMP_FRAME_HERD: the task reductions its creator saw
+                        * (reduction.c, herd__omp_red_of); unset when run at once */
     /* an explicit task of the LLVM front end: the task reductions its
      * creator saw (kmp/taskred.c), KMP_RED_NONE none; NULL: not such a task */
     void *kred;
-    herd__frame frame;   /* OMP_FRAME_OWN: its frame (uninitialised before) */
+    herd__frame frame; /* OMP_FRAME_OWN: its frame (uninitialised before) */
     /* implicit tasks: worksharing state */
-    long ws_next;        /* index of the next construct this member meets */
+    long ws_next;          /* index of the next construct this member meets */
     unsigned long singles; /* single constructs it met (GOMP_single_start) */
-    omp_ws *ws;          /* the construct it is in */
+    omp_ws *ws;            /* the construct it is in */
     long ws_k;
-    long st_trip;        /* static loops: chunks taken */
-    long ch_lo, ch_hi;   /* the chunk it holds (ordered) */
+    long st_trip;      /* static loops: chunks taken */
+    long ch_lo, ch_hi; /* the chunk it holds (ordered) */
     int ordered;
     /* a thread's initial task (herd__omp_root): the host teams league it
      * runs, 0s when none (teams.c) */
@@ -277,8 +282,8 @@ enum { OMP_EXTRA_NONE = 0, OMP_EXTRA_CLAIMED, OMP_EXTRA_READY };
 int herd__omp_ws_extra(_Atomic int *state);
 void herd__omp_ws_extra_ready(_Atomic int *state);
 /* Set up ws for a loop of n iterations (signed flavour). */
-void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end,
-                         long incr, long chunk);
+void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end, long incr,
+                         long chunk);
 /* Loops by iteration count (the LLVM front end, kmp/loop.c): begin the
  * member's next construct as a loop of n iterations start + i*incr (simd >
  * 1: schedule(simd:...), the chunk counted in simd widths, every chunk but
@@ -371,7 +376,7 @@ void herd__omp_wait_tasks(omp_task *t);
  * current task, inside a herd task. */
 static inline void herd__omp_wait_children(omp_task *t) {
     if (t->frame_mode != OMP_FRAME_LAZY) /* a lazy task has none */
-        herd_wait();                      /* the current frame is t's (the invariant above) */
+        herd_wait();                     /* the current frame is t's (the invariant above) */
 }
 /* The herd group of d's released tasks. */
 herd_group *herd__omp_deps_group(omp_deps *d);
@@ -381,8 +386,7 @@ void herd__omp_deps_free(omp_task *t);
  * threads, inside the registration `outer` (NULL: none); orig: another
  * member's arrays of the same worksharing construct, whose copies it
  * shares, or NULL to allocate them. Free frees the copies. */
-void herd__omp_red_register(uintptr_t *data, uintptr_t *outer, const uintptr_t *orig,
-                            int nthreads);
+void herd__omp_red_register(uintptr_t *data, uintptr_t *outer, const uintptr_t *orig, int nthreads);
 void herd__omp_red_free(uintptr_t *data);
 /* A worksharing construct with reduction(task, ...) (t->ws set up): open
  * the member's taskgroup of the construct and register its arrays, sharing
@@ -407,9 +411,9 @@ OMP_API void GOMP_taskgroup_start(void);
 OMP_API void GOMP_taskgroup_end(void);
 OMP_API void GOMP_barrier(void);
 OMP_API bool GOMP_barrier_cancel(void);
-OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                       long arg_size, long arg_align, bool if_clause, unsigned flags,
-                       void **depend, int priority, void *detach);
+OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size,
+                       long arg_align, bool if_clause, unsigned flags, void **depend, int priority,
+                       void *detach);
 /* detach.c: a detached task's event; the task waits for it after its body
  * (on a worker, yielding it), then drops its reference. */
 omp_event *herd__omp_event_new(void);

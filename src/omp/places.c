@@ -164,8 +164,9 @@ static void explicit_list(parser *p) {
     }
     nplaces = n;
     if (n < before)
-        fprintf(stderr, "herd-omp: OMP_PLACES=%s: %d of its %d places have none of the CPUs this "
-                        "process may run on; %d left\n",
+        fprintf(stderr,
+                "herd-omp: OMP_PLACES=%s: %d of its %d places have none of the CPUs this "
+                "process may run on; %d left\n",
                 p->all, before - n, before, n);
 }
 
@@ -194,7 +195,9 @@ int herd__omp_parse_places(const char *s) {
     return 0;
 }
 
-OMP_API int omp_get_num_places(void) { return nplaces; }
+OMP_API int omp_get_num_places(void) {
+    return nplaces;
+}
 
 OMP_API int omp_get_place_num_procs(int place) {
     return place >= 0 && place < nplaces ? CPU_COUNT(&places[place]) : 0;
@@ -209,9 +212,15 @@ OMP_API void omp_get_place_proc_ids(int place, int *ids) {
 }
 
 /* Threads are not bound to places (above). */
-OMP_API int omp_get_place_num(void) { return -1; }
-OMP_API int omp_get_partition_num_places(void) { return 0; }
-OMP_API void omp_get_partition_place_nums(int *p) { (void)p; }
+OMP_API int omp_get_place_num(void) {
+    return -1;
+}
+OMP_API int omp_get_partition_num_places(void) {
+    return 0;
+}
+OMP_API void omp_get_partition_place_nums(int *p) {
+    (void)p;
+}
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */
 OMP_LLVM_ALIAS(omp_get_num_places, "OMP_4.5");

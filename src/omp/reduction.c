@@ -112,7 +112,9 @@ OMP_API void GOMP_taskgroup_reduction_register(uintptr_t *data) {
     own(t, data);
 }
 
-OMP_API void GOMP_taskgroup_reduction_unregister(uintptr_t *data) { herd__omp_red_free(data); }
+OMP_API void GOMP_taskgroup_reduction_unregister(uintptr_t *data) {
+    herd__omp_red_free(data);
+}
 
 /* The entry of the registration chain from red for the original item at
  * address p: its array in *arr. */
@@ -214,8 +216,8 @@ OMP_API void GOMP_workshare_task_reduction_unregister(bool cancelled) {
     OMP_SAVE();
     omp_task *t = omp__saved;
     uintptr_t *data = t->tg->red; /* the construct's taskgroup's */
-    GOMP_taskgroup_end();          /* waits for the construct's tasks */
-    if (t->thread_num == 0) /* it combined: the copies are no longer needed */
+    GOMP_taskgroup_end();         /* waits for the construct's tasks */
+    if (t->thread_num == 0)       /* it combined: the copies are no longer needed */
         herd__omp_red_free(data);
     if (!cancelled)
         GOMP_barrier();

@@ -71,7 +71,7 @@ static void initial_entry(void *p) {
     omp_task *prev = herd__omp_cur;
     omp_task me;
     memset(&me, 0, sizeof me);
-    me.icv = herd__omp_g.icv; /* the device's initial ICVs */
+    me.icv = herd__omp_g.icv;       /* the device's initial ICVs */
     me.frame_mode = OMP_FRAME_HERD; /* herd__call_task opened its frame */
     me.league_limit = a.limit;
     me.ch_lo = me.ch_hi = -1;
@@ -104,7 +104,9 @@ static void target_task(void *p) {
     run_initial(h->fn, addrs, h->limit);
 }
 
-static void nothing(void *p) { (void)p; }
+static void nothing(void *p) {
+    (void)p;
+}
 
 OMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void **hostaddrs,
                              size_t *sizes, unsigned short *kinds, unsigned flags, void **depend,
@@ -142,8 +144,8 @@ OMP_API void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void
         }
     }
     bool nowait = flags & TARGET_FLAG_NOWAIT;
-    GOMP_task(target_task, h, NULL, (long)size, (long)align, nowait,
-              depend ? OMP_TASK_DEPEND : 0, depend, 0, NULL);
+    GOMP_task(target_task, h, NULL, (long)size, (long)align, nowait, depend ? OMP_TASK_DEPEND : 0,
+              depend, 0, NULL);
     free(h); /* a deferred task has its own copy */
 }
 
@@ -160,8 +162,8 @@ OMP_API void GOMP_target(int device, void (*fn)(void *), const void *unused, siz
  * dependences). */
 static void empty_target_task(unsigned flags, void **depend) {
     if (depend)
-        GOMP_task(nothing, NULL, NULL, 0, 1, flags & TARGET_FLAG_NOWAIT, OMP_TASK_DEPEND, depend,
-                  0, NULL);
+        GOMP_task(nothing, NULL, NULL, 0, 1, flags & TARGET_FLAG_NOWAIT, OMP_TASK_DEPEND, depend, 0,
+                  NULL);
 }
 
 OMP_API void GOMP_target_update_ext(int device, size_t mapnum, void **hostaddrs, size_t *sizes,
@@ -170,9 +172,8 @@ OMP_API void GOMP_target_update_ext(int device, size_t mapnum, void **hostaddrs,
     empty_target_task(flags, depend);
 }
 
-OMP_API void GOMP_target_enter_exit_data(int device, size_t mapnum, void **hostaddrs,
-                                         size_t *sizes, unsigned short *kinds, unsigned flags,
-                                         void **depend) {
+OMP_API void GOMP_target_enter_exit_data(int device, size_t mapnum, void **hostaddrs, size_t *sizes,
+                                         unsigned short *kinds, unsigned flags, void **depend) {
     (void)device, (void)mapnum, (void)hostaddrs, (void)sizes, (void)kinds;
     empty_target_task(flags, depend);
 }

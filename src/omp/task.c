@@ -23,15 +23,15 @@
 typedef struct task_hdr {
     void (*fn)(void *);
     omp_task *parent;
-    uint32_t size;   /* data bytes (inline), or 0 with HDR_HEAP */
+    uint32_t size; /* data bytes (inline), or 0 with HDR_HEAP */
     uint16_t align;
-    uint16_t flags;  /* HDR_* */
+    uint16_t flags; /* HDR_* */
 } task_hdr;
 _Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
 
 #define HDR_FINAL 1u
-#define HDR_HEAP 2u /* the data is a heap block whose pointer follows */
-#define HDR_RED 4u  /* the creator's task reductions (omp_task.red) follow the header */
+#define HDR_HEAP 2u   /* the data is a heap block whose pointer follows */
+#define HDR_RED 4u    /* the creator's task reductions (omp_task.red) follow the header */
 #define HDR_DETACH 8u /* then its detach event (omp_event *) */
 
 static int thread_num_of(const omp_task *parent) {
@@ -50,9 +50,8 @@ static int thread_num_of(const omp_task *parent) {
 
 /* A new task record: child of parent, thread number thread_num, its herd
  * children counted as frame_mode says (OMP_FRAME_*). */
-static inline __attribute__((always_inline)) void task_init(omp_task *me, omp_task *parent,
-                                                            int thread_num, int final,
-                                                            int frame_mode) {
+static inline __attribute__((always_inline)) void
+task_init(omp_task *me, omp_task *parent, int thread_num, int final, int frame_mode) {
     /* Every field before `frame` and the implicit tasks' worksharing state,
      * one by one: no memset under the stores that follow. */
     me->frame_mode = frame_mode;
@@ -193,8 +192,7 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
 static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data, long size,
                          long align, int final) {
     if (parent->tg || herd__omp_red_of(parent) || size < 0 ||
-        sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG ||
-        (size & 7) || align > 8)
+        sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG || (size & 7) || align > 8)
         return 0;
     herd__hot *h = herd__tls;
     if (!h)
@@ -207,9 +205,8 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
      * task_hdr lays them out on a little-endian machine): built in
      * registers, not staged in a struct whose narrow stores an 8-byte load
      * would wait for. */
-    _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
-                       offsetof(task_hdr, size) == 16 && offsetof(task_hdr, align) == 20 &&
-                       offsetof(task_hdr, flags) == 22,
+    _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && offsetof(task_hdr, size) == 16 &&
+                       offsetof(task_hdr, align) == 20 && offsetof(task_hdr, flags) == 22,
                    "the packed header word");
     uint64_t w = (uint64_t)(uint32_t)size | (uint64_t)(align < 1 ? 1 : align) << 32 |
                  (uint64_t)(final ? HDR_FINAL : 0) << 48;
@@ -225,8 +222,7 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
 /* The words after a queued task's header: what its creator's task
  * reductions are (HDR_RED), its detach event (HDR_DETACH). Returns the
  * header's and their length. */
-static size_t hdr_extras(task_hdr *h, unsigned char *arg, const omp_task *parent,
-                         omp_event *ev) {
+static size_t hdr_extras(task_hdr *h, unsigned char *arg, const omp_task *parent, omp_event *ev) {
     size_t len = sizeof *h;
     uintptr_t *red = herd__omp_red_of(parent);
     if (red) {
@@ -244,9 +240,8 @@ static size_t hdr_extras(task_hdr *h, unsigned char *arg, const omp_task *parent
 
 /* Queue fn on data (copied now) as a child of the current task; ev: its
  * detach event, or NULL. */
-static void spawn(omp_task *parent, void (*fn)(void *), void *data,
-                  void (*cpyfn)(void *, void *), long size, long align, int final,
-                  omp_event *ev) {
+static void spawn(omp_task *parent, void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                  long size, long align, int final, omp_event *ev) {
     if (!cpyfn && !ev && spawn_in_slot(parent, fn, data, size, align, final))
         return;
     unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
@@ -274,8 +269,10 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data,
 }
 
 static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align, int final) {
-    unsigned char arg[HERD__SLOT_INLINE_ARG] __attribute__((aligned(16))); /* queue() copies a whole slot */
-    task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), HDR_HEAP | (final ? HDR_FINAL : 0)};
+    unsigned char arg[HERD__SLOT_INLINE_ARG]
+        __attribute__((aligned(16))); /* queue() copies a whole slot */
+    task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align),
+                  HDR_HEAP | (final ? HDR_FINAL : 0)};
     size_t len = hdr_extras(&h, arg, parent, NULL);
     memcpy(arg, &h, sizeof h);
     memcpy(arg + len, &b, sizeof b);
@@ -406,9 +403,9 @@ OMP_API void GOMP_taskwait(void) {
  * dependences, detach, large data, open taskgroups. Out of line, so that the
  * common path keeps a small frame and few saved registers. */
 static __attribute__((noinline)) void task_general(void (*fn)(void *), void *data,
-                                                  void (*cpyfn)(void *, void *), long arg_size,
-                                                  long arg_align, bool if_clause, unsigned flags,
-                                                  void **depend, omp_event *ev) {
+                                                   void (*cpyfn)(void *, void *), long arg_size,
+                                                   long arg_align, bool if_clause, unsigned flags,
+                                                   void **depend, omp_event *ev) {
     OMP_SAVE();
     omp_task *parent = omp__saved;
     int final = (flags & OMP_TASK_FINAL) || parent->final;
@@ -441,9 +438,9 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
     OMP_RESTORE(); /* work-first spawns suspend the encountering task */
 }
 
-OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                       long arg_size, long arg_align, bool if_clause, unsigned flags,
-                       void **depend, int priority, void *detach) {
+OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size,
+                       long arg_align, bool if_clause, unsigned flags, void **depend, int priority,
+                       void *detach) {
     (void)priority; /* a hint; herd's schedulers have no priorities */
     omp_task *cur = herd__omp_cur;
     if (__builtin_expect(cur && !cpyfn && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)), 1)) {
@@ -562,9 +559,9 @@ unsigned long herd__omp_taskloop_split(const omp_task *parent, unsigned flags,
  * words in wrapping arithmetic, so the signed and the unsigned long long
  * flavours share it: each task's copy of the data starts with its bounds
  * (GCC's layout), in the loop variable's type. */
-static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                     long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
-                     unsigned long n, uint64_t start, uint64_t step) {
+static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size,
+                     long arg_align, unsigned flags, unsigned long num_tasks, unsigned long n,
+                     uint64_t start, uint64_t step) {
     /* reduction: GCC's data starts {bounds, bounds, its reduction arrays} */
     uintptr_t *red = flags & OMP_TASK_REDUCTION ? ((uintptr_t **)data)[2] : NULL;
     if (n == 0) {

@@ -44,9 +44,13 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int start_rc, stop_registered;
 
-static void ensure_init(void) { pthread_once(&init_once, herd__omp_init); }
+static void ensure_init(void) {
+    pthread_once(&init_once, herd__omp_init);
+}
 
-__attribute__((constructor)) static void omp_ctor(void) { ensure_init(); }
+__attribute__((constructor)) static void omp_ctor(void) {
+    ensure_init();
+}
 
 omp_task *herd__omp_task_slow(void) {
     ensure_init();
@@ -337,11 +341,11 @@ static void wait_guests(omp_team *team) {
  * heap between GOMP_parallel_start and GOMP_parallel_end. */
 typedef struct region {
     omp_team team;
-    omp_task *enc;       /* the encountering task */
-    int outer;           /* it adopted worker 0 (fr) */
-    int reserved;        /* threads beyond member 0 (reserve_threads) */
-    int counted;         /* ... and counted in herd__omp_g.threads_busy */
-    herd__frame fr;      /* outer: the adoption's frame */
+    omp_task *enc;  /* the encountering task */
+    int outer;      /* it adopted worker 0 (fr) */
+    int reserved;   /* threads beyond member 0 (reserve_threads) */
+    int counted;    /* ... and counted in herd__omp_g.threads_busy */
+    herd__frame fr; /* outer: the adoption's frame */
     /* GOMP_parallel_start: member 0's record and frame, the enclosing
      * region of the same thread */
     omp_task me0;

@@ -28,7 +28,7 @@ static int limit_of(unsigned thread_limit) {
     if (!thread_limit)
         thread_limit = (unsigned)herd__omp_g.teams_thread_limit;
     return thread_limit && thread_limit < (unsigned)herd__omp_g.thread_limit ? (int)thread_limit
-                                                                               : 0;
+                                                                             : 0;
 }
 
 OMP_API void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
@@ -76,7 +76,9 @@ OMP_API int omp_get_num_teams(void) {
     return n ? n : 1;
 }
 
-OMP_API int omp_get_team_num(void) { return herd__omp_root(herd__omp_task())->league_num; }
+OMP_API int omp_get_team_num(void) {
+    return herd__omp_root(herd__omp_task())->league_num;
+}
 
 OMP_API int omp_get_thread_limit(void) {
     int l = herd__omp_root(herd__omp_task())->league_limit;
@@ -90,23 +92,43 @@ OMP_API void omp_set_num_teams(int n) {
 
 /* nteams-var and teams-thread-limit-var as set, 0 when unset (as the
  * system libgomp answers). */
-OMP_API int omp_get_max_teams(void) { return herd__omp_g.nteams; }
+OMP_API int omp_get_max_teams(void) {
+    return herd__omp_g.nteams;
+}
 
 OMP_API void omp_set_teams_thread_limit(int n) {
     if (n >= 0)
         herd__omp_g.teams_thread_limit = n;
 }
 
-OMP_API int omp_get_teams_thread_limit(void) { return herd__omp_g.teams_thread_limit; }
+OMP_API int omp_get_teams_thread_limit(void) {
+    return herd__omp_g.teams_thread_limit;
+}
 
-OMP_API int omp_get_num_teams_(void) { return omp_get_num_teams(); }
-OMP_API int omp_get_team_num_(void) { return omp_get_team_num(); }
-OMP_API int omp_get_max_teams_(void) { return omp_get_max_teams(); }
-OMP_API int omp_get_teams_thread_limit_(void) { return omp_get_teams_thread_limit(); }
-OMP_API void omp_set_num_teams_(const int *n) { omp_set_num_teams(*n); }
-OMP_API void omp_set_num_teams_8_(const long *n) { omp_set_num_teams((int)*n); }
-OMP_API void omp_set_teams_thread_limit_(const int *n) { omp_set_teams_thread_limit(*n); }
-OMP_API void omp_set_teams_thread_limit_8_(const long *n) { omp_set_teams_thread_limit((int)*n); }
+OMP_API int omp_get_num_teams_(void) {
+    return omp_get_num_teams();
+}
+OMP_API int omp_get_team_num_(void) {
+    return omp_get_team_num();
+}
+OMP_API int omp_get_max_teams_(void) {
+    return omp_get_max_teams();
+}
+OMP_API int omp_get_teams_thread_limit_(void) {
+    return omp_get_teams_thread_limit();
+}
+OMP_API void omp_set_num_teams_(const int *n) {
+    omp_set_num_teams(*n);
+}
+OMP_API void omp_set_num_teams_8_(const long *n) {
+    omp_set_num_teams((int)*n);
+}
+OMP_API void omp_set_teams_thread_limit_(const int *n) {
+    omp_set_teams_thread_limit(*n);
+}
+OMP_API void omp_set_teams_thread_limit_8_(const long *n) {
+    omp_set_teams_thread_limit((int)*n);
+}
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */
 OMP_LLVM_ALIAS(omp_get_num_teams, "OMP_4.0");

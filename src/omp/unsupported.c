@@ -27,11 +27,15 @@ void herd__omp_unsupported(const char *what, void *caller) {
     } else {
         snprintf(where, sizeof where, "%p", caller);
     }
-    fprintf(stderr, "herd-omp: %s is not supported by herd's OpenMP library; called from %s. "
-                    "Run the program with the system libgomp instead.\n", what, where);
+    fprintf(stderr,
+            "herd-omp: %s is not supported by herd's OpenMP library; called from %s. "
+            "Run the program with the system libgomp instead.\n",
+            what, where);
     abort();
 }
 
 #define UNSUPPORTED(sym, what)                                                                     \
-    OMP_API void sym(void) { herd__omp_unsupported(what, __builtin_return_address(0)); }
+    OMP_API void sym(void) {                                                                       \
+        herd__omp_unsupported(what, __builtin_return_address(0));                                  \
+    }
 #include "omp/unsupported.def"

@@ -169,16 +169,18 @@ static void loop_common(omp_ws *ws, const omp_task *t, long sched, long n, long 
 
 static long count_signed(long start, long end, long incr) {
     if (incr > 0)
-        return end > start ? (long)(((unsigned long)end - (unsigned long)start + (unsigned long)incr - 1) /
-                                    (unsigned long)incr)
-                           : 0;
-    return start > end ? (long)(((unsigned long)start - (unsigned long)end - (unsigned long)incr - 1) /
-                                (unsigned long)-incr)
-                       : 0;
+        return end > start
+                   ? (long)(((unsigned long)end - (unsigned long)start + (unsigned long)incr - 1) /
+                            (unsigned long)incr)
+                   : 0;
+    return start > end
+               ? (long)(((unsigned long)start - (unsigned long)end - (unsigned long)incr - 1) /
+                        (unsigned long)-incr)
+               : 0;
 }
 
-void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end,
-                         long incr, long chunk) {
+void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end, long incr,
+                         long chunk) {
     ws->ull = 0;
     ws->start = start;
     ws->incr = incr;
@@ -186,8 +188,8 @@ void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, 
 }
 
 static void loop_init_ull(omp_ws *ws, const omp_task *t, long sched, bool up,
-                          unsigned long long start, unsigned long long end,
-                          unsigned long long incr, unsigned long long chunk) {
+                          unsigned long long start, unsigned long long end, unsigned long long incr,
+                          unsigned long long chunk) {
     ws->ull = 1;
     ws->up = up;
     ws->ustart = start;
@@ -353,14 +355,13 @@ static bool start_doacross_ull(long sched, unsigned n, const unsigned long long 
 }
 
 #define DOACROSS(name, sched)                                                                      \
-    OMP_API bool GOMP_loop_doacross_##name##_start(unsigned n, long *counts, long c, long *is,    \
+    OMP_API bool GOMP_loop_doacross_##name##_start(unsigned n, long *counts, long c, long *is,     \
                                                    long *ie) {                                     \
-        return start_doacross_signed(sched, n, counts, c, is, ie);                                \
+        return start_doacross_signed(sched, n, counts, c, is, ie);                                 \
     }                                                                                              \
-    OMP_API bool GOMP_loop_ull_doacross_##name##_start(unsigned n, unsigned long long *counts,    \
-                                                       unsigned long long c,                       \
-                                                       unsigned long long *is,                     \
-                                                       unsigned long long *ie) {                   \
+    OMP_API bool GOMP_loop_ull_doacross_##name##_start(                                            \
+        unsigned n, unsigned long long *counts, unsigned long long c, unsigned long long *is,      \
+        unsigned long long *ie) {                                                                  \
         return start_doacross_ull(sched, n, counts, c, is, ie);                                    \
     }
 
@@ -381,10 +382,12 @@ OMP_API bool GOMP_loop_ull_doacross_runtime_start(unsigned n, unsigned long long
  * their start (team.c) and only call *_next; enter_loop state is zero. */
 
 #define LOOP(name, sched, ord)                                                                     \
-    OMP_API bool GOMP_loop_##name##_start(long s, long e, long i, long c, long *is, long *ie) {   \
+    OMP_API bool GOMP_loop_##name##_start(long s, long e, long i, long c, long *is, long *ie) {    \
         return start_signed(sched, ord, s, e, i, c, is, ie, NULL);                                 \
     }                                                                                              \
-    OMP_API bool GOMP_loop_##name##_next(long *is, long *ie) { return next_signed(is, ie); }      \
+    OMP_API bool GOMP_loop_##name##_next(long *is, long *ie) {                                     \
+        return next_signed(is, ie);                                                                \
+    }                                                                                              \
     OMP_API bool GOMP_loop_ull_##name##_start(bool up, unsigned long long s, unsigned long long e, \
                                               unsigned long long i, unsigned long long c,          \
                                               unsigned long long *is, unsigned long long *ie) {    \
@@ -394,10 +397,12 @@ OMP_API bool GOMP_loop_ull_doacross_runtime_start(unsigned n, unsigned long long
         return next_ull(is, ie);                                                                   \
     }
 #define LOOP_RT(name, ord)                                                                         \
-    OMP_API bool GOMP_loop_##name##_start(long s, long e, long i, long *is, long *ie) {           \
+    OMP_API bool GOMP_loop_##name##_start(long s, long e, long i, long *is, long *ie) {            \
         return start_signed(OMP_SCHED_RUNTIME, ord, s, e, i, 0, is, ie, NULL);                     \
     }                                                                                              \
-    OMP_API bool GOMP_loop_##name##_next(long *is, long *ie) { return next_signed(is, ie); }      \
+    OMP_API bool GOMP_loop_##name##_next(long *is, long *ie) {                                     \
+        return next_signed(is, ie);                                                                \
+    }                                                                                              \
     OMP_API bool GOMP_loop_ull_##name##_start(bool up, unsigned long long s, unsigned long long e, \
                                               unsigned long long i, unsigned long long *is,        \
                                               unsigned long long *ie) {                            \
@@ -440,8 +445,8 @@ OMP_API bool GOMP_loop_start(long s, long e, long i, long sched, long c, long *i
     return with_extras(start_signed(sched, 0, s, e, i, c, is, ie, NULL), reductions, mem);
 }
 
-OMP_API bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long *is,
-                                     long *ie, uintptr_t *reductions, void **mem) {
+OMP_API bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long *is, long *ie,
+                                     uintptr_t *reductions, void **mem) {
     return with_extras(start_signed(sched, 1, s, e, i, c, is, ie, NULL), reductions, mem);
 }
 
@@ -488,14 +493,17 @@ void herd__omp_loop_begin_n(long sched, int ordered, long start, long incr, long
                 ws->chunk = ((n + T - 1) / T + simd - 1) / simd * simd;
             else
                 ws->chunk *= simd;
-            ws->simd = ws->kind == OMP_SCHED_GUIDED ? ws->chunk : 0; /* guided: grabs of whole chunks */
+            ws->simd =
+                ws->kind == OMP_SCHED_GUIDED ? ws->chunk : 0; /* guided: grabs of whole chunks */
         }
         herd__omp_ws_publish(t);
     }
     enter_loop(t, ordered);
 }
 
-bool herd__omp_loop_take(omp_task *t, long *lo, long *hi) { return take(t, lo, hi); }
+bool herd__omp_loop_take(omp_task *t, long *lo, long *hi) {
+    return take(t, lo, hi);
+}
 
 void herd__omp_loop_leave(omp_task *t) {
     pass_turn(t);
@@ -503,7 +511,9 @@ void herd__omp_loop_leave(omp_task *t) {
     herd__omp_ws_leave(t);
 }
 
-OMP_API void GOMP_loop_end_nowait(void) { herd__omp_loop_leave(herd__omp_task()); }
+OMP_API void GOMP_loop_end_nowait(void) {
+    herd__omp_loop_leave(herd__omp_task());
+}
 
 OMP_API void GOMP_loop_end(void) {
     GOMP_loop_end_nowait();
@@ -553,7 +563,9 @@ OMP_API unsigned GOMP_sections2_start(unsigned count, uintptr_t *reductions, voi
     return first;
 }
 
-OMP_API void GOMP_sections_end_nowait(void) { herd__omp_ws_leave(herd__omp_task()); }
+OMP_API void GOMP_sections_end_nowait(void) {
+    herd__omp_ws_leave(herd__omp_task());
+}
 
 OMP_API void GOMP_sections_end(void) {
     GOMP_sections_end_nowait();
@@ -592,8 +604,8 @@ OMP_API void *GOMP_single_copy_start(void) {
     if (herd__omp_ws_begin(t))
         herd__omp_ws_publish(t);
     if (atomic_exchange_explicit(&t->ws->single, 1, memory_order_relaxed) == 0)
-        return NULL; /* executor: leaves in GOMP_single_copy_end */
-    GOMP_barrier(); /* t is still ours after it: GOMP_barrier restores the record */
+        return NULL;          /* executor: leaves in GOMP_single_copy_end */
+    GOMP_barrier();           /* t is still ours after it: GOMP_barrier restores the record */
     void *data = t->ws->copy; /* the barrier orders the executor's store before */
     herd__omp_ws_leave(t);
     return data;

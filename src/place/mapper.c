@@ -86,7 +86,8 @@ static int read_proc_stat(int64_t *user, int n, char *err, size_t errlen) {
     if (fd < 0 || !buf) {
         int e = errno;
         free(buf);
-        if (fd >= 0) close(fd);
+        if (fd >= 0)
+            close(fd);
         return fail(err, errlen, HERD_ESYS, "cannot read /proc/stat: %s", strerror(e));
     }
     for (;;) {
@@ -101,14 +102,16 @@ static int read_proc_stat(int64_t *user, int n, char *err, size_t errlen) {
             cap *= 2;
         }
         ssize_t got = read(fd, buf + len, cap - len - 1);
-        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && errno == EINTR)
+            continue;
         if (got < 0) {
             int e = errno;
             free(buf);
             close(fd);
             return fail(err, errlen, HERD_ESYS, "cannot read /proc/stat: %s", strerror(e));
         }
-        if (got == 0) break;
+        if (got == 0)
+            break;
         len += (size_t)got;
     }
     close(fd);
@@ -119,7 +122,8 @@ static int read_proc_stat(int64_t *user, int n, char *err, size_t errlen) {
 }
 
 int herd__map_read_loads(int64_t *user, int n, char *err, size_t errlen) {
-    if (test_reader) return test_reader(test_ctx, user, n, err, errlen);
+    if (test_reader)
+        return test_reader(test_ctx, user, n, err, errlen);
     return read_proc_stat(user, n, err, errlen);
 }
 
@@ -129,7 +133,8 @@ static int scan_loads(int npus, const int *os_index, int64_t *cur, char *err, si
      * enough for dlopen after start-up (a Python extension built with
      * -fopenmp loads its OpenMP library that way). */
     int64_t *by_os = malloc(HERD__REG_MAXPU * sizeof *by_os);
-    if (!by_os) return fail(err, errlen, HERD_ENOMEM, "out of memory reading the PUs' loads");
+    if (!by_os)
+        return fail(err, errlen, HERD_ENOMEM, "out of memory reading the PUs' loads");
     int rc = herd__map_read_loads(by_os, HERD__REG_MAXPU, err, errlen);
     for (int i = 0; !rc && i < npus; i++) {
         if (by_os[os_index[i]] < 0)
@@ -147,7 +152,8 @@ static int scan_loads(int npus, const int *os_index, int64_t *cur, char *err, si
 /* --------------------------------------------------------------- policies */
 
 static int check_pus(int npus, const int *os_index, char *err, size_t errlen) {
-    if (npus < 1) return fail(err, errlen, HERD_EINVAL, "no PU to choose from");
+    if (npus < 1)
+        return fail(err, errlen, HERD_EINVAL, "no PU to choose from");
     for (int i = 0; i < npus; i++)
         if (os_index[i] < 0 || os_index[i] >= HERD__REG_MAXPU)
             return fail(err, errlen, HERD_EINVAL,
@@ -160,7 +166,8 @@ static int check_pus(int npus, const int *os_index, char *err, size_t errlen) {
 static int pick_bll(const herd__reg_rec *rec, int npus, const int *os_index) {
     int best = 0;
     for (int i = 1; i < npus; i++)
-        if (rec->pu[os_index[i]].pinned < rec->pu[os_index[best]].pinned) best = i;
+        if (rec->pu[os_index[i]].pinned < rec->pu[os_index[best]].pinned)
+            best = i;
     return best;
 }
 
@@ -211,9 +218,11 @@ static int pick(herd__reg_rec *rec, herd__map_policy p, int npus, const int *os_
 int herd__map_choose(herd__reg *r, herd__map_policy p, int npus, const int *os_index, int worker,
                      herd__pin_fn pin, void *ctx, int *pu_out, char *err, size_t errlen) {
     int rc = check_pus(npus, os_index, err, errlen);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     herd__reg_rec *rec = herd__reg_lock(r, err, errlen); /* step 2: GetTheLock */
-    if (!rec) return HERD_ESYS;
+    if (!rec)
+        return HERD_ESYS;
     int best = pick(rec, p, npus, os_index, worker, err, errlen);
     if (best < 0) {
         herd__reg_unlock(r, 1, NULL, 0); /* keep what step 6 saw, and any repair */
@@ -230,16 +239,19 @@ int herd__map_choose(herd__reg *r, herd__map_policy p, int npus, const int *os_i
         snprintf(err, errlen, "%s", uerr);
         rc = urc;
     }
-    if (rc == 0) *pu_out = best;
+    if (rc == 0)
+        *pu_out = best;
     return rc;
 }
 
 int herd__map_preview(herd__reg *r, herd__map_policy p, int npus, const int *os_index, int nworkers,
                       int *pu_out, char *err, size_t errlen) {
     int rc = check_pus(npus, os_index, err, errlen);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     herd__reg_rec *rec = herd__reg_lock(r, err, errlen);
-    if (!rec) return HERD_ESYS;
+    if (!rec)
+        return HERD_ESYS;
     /* Simulate the starts in a scratch copy, so that neither the simulated
      * holders nor step 6's loads reach the file; unlock writes back only
      * what the lock itself repaired. */
@@ -264,7 +276,8 @@ int herd__map_preview(herd__reg *r, herd__map_policy p, int npus, const int *os_
 
 int herd__map_release(herd__reg *r, char *err, size_t errlen) {
     herd__reg_rec *rec = herd__reg_lock(r, err, errlen);
-    if (!rec) return HERD_ESYS;
+    if (!rec)
+        return HERD_ESYS;
     herd__reg_drop_mine(r, rec);
     return herd__reg_unlock(r, 1, err, errlen);
 }
@@ -284,7 +297,8 @@ int herd__map_auto_workers(herd__reg *r, int npus, const int *os_index, int *n_o
     if (rc == 0 && (!u0 || !u1))
         rc = fail(err, errlen, HERD_ENOMEM, "no memory for %d loads", npus);
     double t0 = now_s();
-    if (rc == 0) rc = scan_loads(npus, os_index, u0, err, errlen);
+    if (rc == 0)
+        rc = scan_loads(npus, os_index, u0, err, errlen);
     if (rc == 0) {
         struct timespec d = {0, HERD__MAP_AUTO_WINDOW_MS * 1000000L};
         while (nanosleep(&d, &d) != 0 && errno == EINTR)
@@ -294,11 +308,13 @@ int herd__map_auto_workers(herd__reg *r, int npus, const int *os_index, int *n_o
     long hz = sysconf(_SC_CLK_TCK);
     double window = (now_s() - t0) * (double)(hz > 0 ? hz : 100); /* ticks */
     herd__reg_rec *rec = rc == 0 ? herd__reg_lock(r, err, errlen) : NULL;
-    if (rc == 0 && !rec) rc = HERD_ESYS;
+    if (rc == 0 && !rec)
+        rc = HERD_ESYS;
     if (rc == 0) {
         int n = 0;
         for (int i = 0; i < npus; i++)
-            if (rec->pu[os_index[i]].pinned == 0 && (double)(u1[i] - u0[i]) * 2 <= window) n++;
+            if (rec->pu[os_index[i]].pinned == 0 && (double)(u1[i] - u0[i]) * 2 <= window)
+                n++;
         *n_out = n > 0 ? n : 1;
         herd__reg_unlock(r, 0, NULL, 0);
     }
@@ -314,7 +330,8 @@ static void comm_of(int pid, char *buf, size_t len) {
     snprintf(path, sizeof path, "/proc/%d/comm", pid);
     snprintf(buf, len, "?");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0)
+        return;
     ssize_t n = read(fd, buf, len - 1);
     close(fd);
     if (n <= 0) {
@@ -329,11 +346,13 @@ static void print_holders(const herd__reg_rec *rec, FILE *out) {
     int shown = 0;
     for (int i = 0; i < HERD__REG_MAXHOLD; i++) {
         int pid = rec->holder[i].pid;
-        if (pid == 0) continue;
+        if (pid == 0)
+            continue;
         int first = 1;
         for (int k = 0; k < i && first; k++)
             first = rec->holder[k].pid != pid;
-        if (!first) continue;
+        if (!first)
+            continue;
         char comm[64];
         comm_of(pid, comm, sizeof comm);
         fprintf(out, "  pid %d (%s): worker/OS PU", pid, comm);
@@ -343,7 +362,8 @@ static void print_holders(const herd__reg_rec *rec, FILE *out) {
         fputc('\n', out);
         shown++;
     }
-    if (!shown) fprintf(out, "  (no herd process holds a PU)\n");
+    if (!shown)
+        fprintf(out, "  (no herd process holds a PU)\n");
 }
 
 void herd__map_print(herd__reg *r, int npus, const int *os_index, FILE *out) {
@@ -372,7 +392,8 @@ void herd__map_print(herd__reg *r, int npus, const int *os_index, FILE *out) {
         else
             fprintf(out, " %14s %14s\n", "?", "?");
     }
-    if (!have) fprintf(out, "loads unavailable: %s\n", err);
+    if (!have)
+        fprintf(out, "loads unavailable: %s\n", err);
     free(cur);
     herd__reg_unlock(r, 0, NULL, 0); /* writes back only what reclaiming repaired */
 }

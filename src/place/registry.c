@@ -75,7 +75,8 @@ int herd__reg_proc_start(int pid, uint64_t *start) {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
+    if (fd < 0)
+        return -1;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     int saved = errno;
     close(fd);
@@ -111,15 +112,18 @@ int herd__reg_proc_start(int pid, uint64_t *start) {
 
 int herd__reg_alive(int pid, uint64_t start) {
     uint64_t now;
-    if (pid <= 0) return 0;
-    if (herd__reg_proc_start(pid, &now) != 0) return errno == ENOENT || errno == ESRCH ? 0 : -1;
+    if (pid <= 0)
+        return 0;
+    if (herd__reg_proc_start(pid, &now) != 0)
+        return errno == ENOENT || errno == ESRCH ? 0 : -1;
     return now == start;
 }
 
 static void read_boot_id(char out[40]) {
     memset(out, 0, 40);
     int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0)
+        return;
     ssize_t n = read(fd, out, 39);
     close(fd);
     if (n <= 0) {
@@ -161,7 +165,8 @@ static const char *check_record(const herd__reg_rec *rec, size_t got, char *buf,
         snprintf(buf, len, "size %zu bytes, expected %zu", got, sizeof *rec);
         return buf;
     }
-    if (h->magic != HERD__REG_MAGIC) return "not a herd registry (bad magic number)";
+    if (h->magic != HERD__REG_MAGIC)
+        return "not a herd registry (bad magic number)";
     if (h->version != HERD__REG_VERSION) {
         snprintf(buf, len, "version %u, this herd writes version %u", h->version,
                  HERD__REG_VERSION);
@@ -176,7 +181,8 @@ static const char *check_record(const herd__reg_rec *rec, size_t got, char *buf,
     uint32_t count[HERD__REG_MAXPU] = {0};
     for (int i = 0; i < HERD__REG_MAXHOLD; i++) {
         const herd__reg_holder *e = &rec->holder[i];
-        if (e->pid == 0) continue;
+        if (e->pid == 0)
+            continue;
         if (e->pid < 0 || e->pu < 0 || e->pu >= HERD__REG_MAXPU)
             return "a holder entry names an impossible pid or PU";
         count[e->pu]++;
@@ -193,7 +199,8 @@ static const char *check_record(const herd__reg_rec *rec, size_t got, char *buf,
 static int all_zero(const void *p, size_t n) {
     const unsigned char *c = p;
     for (size_t i = 0; i < n; i++)
-        if (c[i]) return 0;
+        if (c[i])
+            return 0;
     return 1;
 }
 
@@ -246,10 +253,12 @@ static int open_checked(const char *path, char *err, size_t errlen) {
         struct stat st;
         if (lstat(path, &st) == 0) {
             /* Refused before open(): another user's file is never opened. */
-            if (check_owner(&st, path, err, errlen)) return -1;
+            if (check_owner(&st, path, err, errlen))
+                return -1;
             int fd = open(path, flags);
             if (fd < 0) {
-                if (errno == ENOENT) continue; /* removed meanwhile: create it */
+                if (errno == ENOENT)
+                    continue; /* removed meanwhile: create it */
                 fail(err, errlen, HERD_ESYS, "cannot open %s: %s", path, strerror(errno));
                 return -1;
             }
@@ -284,7 +293,8 @@ static int open_checked(const char *path, char *err, size_t errlen) {
 int herd__reg_open(herd__reg **out, const char *path, char *err, size_t errlen) {
     *out = NULL;
     herd__reg *r = calloc(1, sizeof *r);
-    if (!r) return fail(err, errlen, HERD_ENOMEM, "no memory for the registry");
+    if (!r)
+        return fail(err, errlen, HERD_ENOMEM, "no memory for the registry");
     r->fd = -1;
     int rc = 0;
     if (path && path[0]) {
@@ -297,11 +307,13 @@ int herd__reg_open(herd__reg **out, const char *path, char *err, size_t errlen) 
     }
     if (rc == 0) {
         r->rec = malloc(sizeof *r->rec);
-        if (!r->rec) rc = fail(err, errlen, HERD_ENOMEM, "no memory for the registry record");
+        if (!r->rec)
+            rc = fail(err, errlen, HERD_ENOMEM, "no memory for the registry record");
     }
     if (rc == 0) {
         r->fd = open_checked(r->path, err, errlen);
-        if (r->fd < 0) rc = HERD_ESYS;
+        if (r->fd < 0)
+            rc = HERD_ESYS;
     }
     struct stat st;
     if (rc == 0 && fstat(r->fd, &st) != 0)
@@ -322,8 +334,10 @@ int herd__reg_open(herd__reg **out, const char *path, char *err, size_t errlen) 
 }
 
 void herd__reg_close(herd__reg *r) {
-    if (!r) return;
-    if (r->fd >= 0) close(r->fd);
+    if (!r)
+        return;
+    if (r->fd >= 0)
+        close(r->fd);
     free(r->rec);
     free(r);
 }
@@ -346,7 +360,8 @@ static int reclaim(herd__reg *r, herd__reg_rec *rec) {
     int nc = 0, dropped = 0;
     for (int i = 0; i < HERD__REG_MAXHOLD; i++) {
         herd__reg_holder *e = &rec->holder[i];
-        if (e->pid == 0) continue;
+        if (e->pid == 0)
+            continue;
         int state = -2;
         uint64_t start = 0;
         if (e->pid == r->pid) { /* ourselves */
@@ -388,7 +403,8 @@ herd__reg_rec *herd__reg_lock(herd__reg *r, char *err, size_t errlen) {
     pthread_mutex_lock(&reg_mutex);
     /* R2: blocks until every other process is out. */
     while (flock(r->fd, LOCK_EX) != 0) {
-        if (errno == EINTR) continue;
+        if (errno == EINTR)
+            continue;
         fail(err, errlen, HERD_ESYS, "cannot lock %s: %s", r->path, strerror(errno));
         pthread_mutex_unlock(&reg_mutex);
         return NULL;
@@ -406,13 +422,15 @@ herd__reg_rec *herd__reg_lock(herd__reg *r, char *err, size_t errlen) {
     memset(rec, 0, sizeof *rec);
     while (got < sizeof *rec) {
         ssize_t n = pread(r->fd, (char *)rec + got, sizeof *rec - got, (off_t)got);
-        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EINTR)
+            continue;
         if (n < 0) {
             fail(err, errlen, HERD_ESYS, "cannot read %s: %s", r->path, strerror(errno));
             unlock_raw(r);
             return NULL;
         }
-        if (n == 0) break;
+        if (n == 0)
+            break;
         got += (size_t)n;
     }
     if ((size_t)st.st_size > got)
@@ -438,7 +456,8 @@ herd__reg_rec *herd__reg_lock(herd__reg *r, char *err, size_t errlen) {
             r->dirty = 1;
         }
     }
-    if (reclaim(r, rec)) r->dirty = 1;
+    if (reclaim(r, rec))
+        r->dirty = 1;
     return rec;
 }
 
@@ -451,7 +470,8 @@ int herd__reg_unlock(herd__reg *r, int commit, char *err, size_t errlen) {
         size_t done = 0;
         while (done < sizeof *rec && rc == 0) {
             ssize_t n = pwrite(r->fd, (char *)rec + done, sizeof *rec - done, (off_t)done);
-            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EINTR)
+                continue;
             if (n <= 0)
                 rc = fail(err, errlen, HERD_ESYS, "cannot write %s: %s", r->path,
                           n < 0 ? strerror(errno) : "no space");
@@ -469,10 +489,12 @@ int herd__reg_unlock(herd__reg *r, int commit, char *err, size_t errlen) {
 /* ---------------------------------------------------------------- holders */
 
 int herd__reg_hold(herd__reg *r, herd__reg_rec *rec, int os_pu, int worker) {
-    if (os_pu < 0 || os_pu >= HERD__REG_MAXPU) return HERD_EINVAL;
+    if (os_pu < 0 || os_pu >= HERD__REG_MAXPU)
+        return HERD_EINVAL;
     for (int i = 0; i < HERD__REG_MAXHOLD; i++) {
         herd__reg_holder *e = &rec->holder[i];
-        if (e->pid != 0) continue;
+        if (e->pid != 0)
+            continue;
         *e = (herd__reg_holder){.pid = r->pid, .pu = os_pu, .start = r->start, .worker = worker};
         rec->pu[os_pu].pinned++;
         return 0;
@@ -484,7 +506,8 @@ int herd__reg_drop_mine(herd__reg *r, herd__reg_rec *rec) {
     int n = 0;
     for (int i = 0; i < HERD__REG_MAXHOLD; i++) {
         herd__reg_holder *e = &rec->holder[i];
-        if (e->pid != r->pid || e->start != r->start) continue;
+        if (e->pid != r->pid || e->start != r->start)
+            continue;
         rec->pu[e->pu].pinned--;
         memset(e, 0, sizeof *e);
         n++;

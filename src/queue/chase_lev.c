@@ -197,8 +197,7 @@ bool herd__cl_pop(herd__cl *q, void **out) {
         /* ORDER: seq_cst CAS; pairs with the seq_cst CAS of `top` in
          * herd__cl_steal() (C4): exactly one of the competing CASes from t
          * succeeds. Failure is relaxed: we then simply report empty. */
-        bool won = atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, seq_cst,
-                                                           relaxed);
+        bool won = atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, seq_cst, relaxed);
         /* ORDER: relaxed; the deque is empty at b + 1 either way (release
          * in the TSan form, as above). */
         atomic_store_explicit(&q->bottom, b + 1, CL_ORD(relaxed, release));

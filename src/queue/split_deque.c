@@ -26,7 +26,9 @@ int herd__sdq_init(herd__sdq *q, uint32_t cap) {
     return 0;
 }
 
-size_t herd__sdq_reserved(uint32_t cap) { return (size_t)cap * sizeof(herd__slot); }
+size_t herd__sdq_reserved(uint32_t cap) {
+    return (size_t)cap * sizeof(herd__slot);
+}
 
 /* The big-argument area is reserved at the first push that needs it: most
  * programs never queue a task with more than HERD__SLOT_INLINE_ARG bytes of

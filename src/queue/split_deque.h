@@ -43,9 +43,9 @@ typedef enum herd__steal_result {
 } herd__steal_result;
 
 typedef enum herd__pop_result {
-    HERD__POP_OK = 1,  /* *out holds the task */
-    HERD__POP_NONE,    /* head <= base: nothing queued above base */
-    HERD__POP_STOLEN,  /* every slot in [base, head) was stolen: call herd__sdq_reset(q, base) */
+    HERD__POP_OK = 1, /* *out holds the task */
+    HERD__POP_NONE,   /* head <= base: nothing queued above base */
+    HERD__POP_STOLEN, /* every slot in [base, head) was stolen: call herd__sdq_reset(q, base) */
 } herd__pop_result;
 
 /* Map cap slots lazily (the big-argument area waits for its first use:
@@ -59,8 +59,12 @@ size_t herd__sdq_reserved(uint32_t cap);
 int herd__sdq_map_big(herd__sdq *q);
 void herd__sdq_fini(herd__sdq *q);
 
-static inline uint32_t herd__ts_tail(uint64_t ts) { return (uint32_t)ts; }
-static inline uint32_t herd__ts_split(uint64_t ts) { return (uint32_t)(ts >> 32); }
+static inline uint32_t herd__ts_tail(uint64_t ts) {
+    return (uint32_t)ts;
+}
+static inline uint32_t herd__ts_split(uint64_t ts) {
+    return (uint32_t)(ts >> 32);
+}
 static inline uint64_t herd__ts_make(uint32_t tail, uint32_t split) {
     return ((uint64_t)split << 32) | tail;
 }
@@ -76,13 +80,25 @@ static inline unsigned char *herd__sdq_argp(herd__sdq *q, herd__slot *s, size_t 
  * instead of a call to memcpy (we may not read past the caller's block). */
 static inline void herd__copy_arg(void *dst, const void *src, size_t size) {
     switch (size) {
-    case 0: return;
-    case 8: memcpy(dst, src, 8); return;
-    case 16: memcpy(dst, src, 16); return;
-    case 24: memcpy(dst, src, 24); return;
-    case 32: memcpy(dst, src, 32); return;
-    case 40: memcpy(dst, src, 40); return;
-    default: memcpy(dst, src, size);
+    case 0:
+        return;
+    case 8:
+        memcpy(dst, src, 8);
+        return;
+    case 16:
+        memcpy(dst, src, 16);
+        return;
+    case 24:
+        memcpy(dst, src, 24);
+        return;
+    case 32:
+        memcpy(dst, src, 32);
+        return;
+    case 40:
+        memcpy(dst, src, 40);
+        return;
+    default:
+        memcpy(dst, src, size);
     }
 }
 
@@ -141,7 +157,9 @@ static inline herd__pop_result herd__sdq_pop(herd__sdq *q, uint32_t base, herd__
 
 /* Owner only, right after HERD__POP_OK: put the popped task back. Its slot
  * is untouched and private (a pop only returns private slots). */
-static inline void herd__sdq_unpop(herd__sdq *q) { q->head++; }
+static inline void herd__sdq_unpop(herd__sdq *q) {
+    q->head++;
+}
 
 /* S6, owner only, after HERD__POP_STOLEN (or when the owner finds no work at
  * all): wait until the thieves of the slots in [new_head, head) have copied

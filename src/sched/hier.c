@@ -25,7 +25,9 @@
  *
  * The back of worker i's queue is back[i], a locked queue (task_queue.h);
  * the front is worker i's split deque. */
-static herd__tq *back_of(const herd__rt *rt) { return (herd__tq *)rt->sched_data; }
+static herd__tq *back_of(const herd__rt *rt) {
+    return (herd__tq *)rt->sched_data;
+}
 
 static int hier_place_first_level(herd__worker *w, herd_fn fn, void *parent, const void *arg,
                                   size_t size) {

@@ -27,8 +27,7 @@ static mts_shepherd *shep_of(const herd__rt *rt, int s) {
 
 /* Distance between two shepherds: between their first workers' PUs. */
 static int shep_distance(const herd__rt *rt, int a, int b) {
-    return herd__dist_topology(rt, NULL, rt->shepherds[a].workers[0],
-                               rt->shepherds[b].workers[0]);
+    return herd__dist_topology(rt, NULL, rt->shepherds[a].workers[0], rt->shepherds[b].workers[0]);
 }
 
 static void mts_fini(herd__rt *rt) {
@@ -89,10 +88,14 @@ static int mts_take(herd__worker *w, herd__work *out) {
 /* How many tasks one steal moves for a shepherd of n workers. */
 static uint32_t chunk_for(const herd__settings *set, int n, uint32_t victim_size) {
     switch (set->steal) {
-    case HERD__TAKE_ONE: return 1;
-    case HERD__TAKE_CHUNK: return (uint32_t)set->steal_chunk;
-    case HERD__TAKE_HALF: return (victim_size + 1) / 2;
-    default: return (uint32_t)n;
+    case HERD__TAKE_ONE:
+        return 1;
+    case HERD__TAKE_CHUNK:
+        return (uint32_t)set->steal_chunk;
+    case HERD__TAKE_HALF:
+        return (victim_size + 1) / 2;
+    default:
+        return (uint32_t)n;
     }
 }
 

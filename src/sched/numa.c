@@ -42,7 +42,9 @@ static int numa_init(herd__rt *rt) {
     return rc;
 }
 
-static int numa_steal(herd__worker *w, herd__work *out) { return herd__steal_in_order(w, 0, out); }
+static int numa_steal(herd__worker *w, herd__work *out) {
+    return herd__steal_in_order(w, 0, out);
+}
 
 static int numa_random_steal(herd__worker *w, herd__work *out) {
     return herd__steal_in_order(w, 1, out);

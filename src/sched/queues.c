@@ -25,11 +25,13 @@ typedef struct queues {
     herd__tq q[];
 } queues;
 
-static queues *data_of(const herd__rt *rt) { return (queues *)rt->sched_data; }
+static queues *data_of(const herd__rt *rt) {
+    return (queues *)rt->sched_data;
+}
 
 static int queues_init(herd__rt *rt, int nqueues, int take_front) {
-    queues *d = aligned_alloc(64, (sizeof(queues) + (size_t)nqueues * sizeof(herd__tq) + 63) /
-                                      64 * 64);
+    queues *d =
+        aligned_alloc(64, (sizeof(queues) + (size_t)nqueues * sizeof(herd__tq) + 63) / 64 * 64);
     if (!d)
         return HERD_ENOMEM;
     d->nqueues = nqueues;
@@ -66,7 +68,9 @@ static int queues_take(herd__worker *w, herd__work *out) {
     return herd__qtask_pop(own_queue(w), data_of(w->rt)->take_front, out);
 }
 
-static int queues_has_work(herd__worker *w) { return herd__tq_size(own_queue(w)) != 0; }
+static int queues_has_work(herd__worker *w) {
+    return herd__tq_size(own_queue(w)) != 0;
+}
 
 /* ---------------------------------------------------------- fifo, lifo */
 
@@ -79,8 +83,12 @@ static int per_shepherd_push(herd__worker *w, herd_fn fn, void *parent, uint16_t
     return rc;
 }
 
-static int fifo_init(herd__rt *rt) { return queues_init(rt, rt->nshepherds, 1); }
-static int lifo_init(herd__rt *rt) { return queues_init(rt, rt->nshepherds, 0); }
+static int fifo_init(herd__rt *rt) {
+    return queues_init(rt, rt->nshepherds, 1);
+}
+static int lifo_init(herd__rt *rt) {
+    return queues_init(rt, rt->nshepherds, 0);
+}
 
 static void no_victims(const herd__rt *rt, int worker, char *buf, size_t len) {
     (void)rt;
@@ -112,10 +120,12 @@ const herd__sched_ops herd__sched_lifo = {
 
 /* ------------------------------------------------------------- central */
 
-static int central_init(herd__rt *rt) { return queues_init(rt, 1, 0); }
+static int central_init(herd__rt *rt) {
+    return queues_init(rt, 1, 0);
+}
 
-static int central_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
-                        const void *arg, size_t size) {
+static int central_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind, const void *arg,
+                        size_t size) {
     int rc = push_at(w, 0, fn, parent, kind, arg, size);
     if (rc == 0)
         herd__wake_one(w->rt); /* W3: any worker may take it */

@@ -12,9 +12,9 @@ extern const herd__sched_ops herd__sched_ws, herd__sched_ws_nearest, herd__sched
  * `herd --help`, the refusal messages below and the test matrix's check
  * (unit.sched) all come from it. */
 static const herd__sched_ops *const schedulers[] = {
-    &herd__sched_ws,   &herd__sched_ws_nearest, &herd__sched_numa,
-    &herd__sched_numa_random, &herd__sched_hier, &herd__sched_mts,
-    &herd__sched_central, &herd__sched_lifo, &herd__sched_fifo,
+    &herd__sched_ws,          &herd__sched_ws_nearest, &herd__sched_numa,
+    &herd__sched_numa_random, &herd__sched_hier,       &herd__sched_mts,
+    &herd__sched_central,     &herd__sched_lifo,       &herd__sched_fifo,
 };
 #define NSCHED (sizeof schedulers / sizeof schedulers[0])
 

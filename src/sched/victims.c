@@ -24,9 +24,13 @@ int herd__victims_alloc(herd__worker *w, int n) {
     return w->order && w->class_end ? 0 : HERD_ENOMEM;
 }
 
-void herd__sched_no_fini(herd__rt *rt) { (void)rt; }
+void herd__sched_no_fini(herd__rt *rt) {
+    (void)rt;
+}
 
-void herd__victims_add(herd__worker *w, int victim) { w->order[w->norder++] = victim; }
+void herd__victims_add(herd__worker *w, int victim) {
+    w->order[w->norder++] = victim;
+}
 
 void herd__victims_close(herd__worker *w) {
     int start = w->nclasses ? w->class_end[w->nclasses - 1] : 0;

@@ -42,7 +42,9 @@ const herd__sched_ops herd__sched_ws = {
     .describe_victims = ws_describe,
 };
 
-static int nearest_init(herd__rt *rt) { return herd__victims_sorted(rt, herd__dist_ids, NULL); }
+static int nearest_init(herd__rt *rt) {
+    return herd__victims_sorted(rt, herd__dist_ids, NULL);
+}
 
 static int nearest_steal(herd__worker *w, herd__work *out) {
     return herd__steal_in_order(w, 0, out);

@@ -12,9 +12,9 @@
  * `herd run` passes the settings to PROGRAM through its environment. Keeping
  * the environment as the single channel means there is one parser and one set
  * of error messages for both. */
+#include "herd/herd.h"
 #include "core/config.h"
 #include "core/runtime.h"
-#include "herd/herd.h"
 #include "place/mapper.h"
 #include "topo/topo.h"
 
@@ -58,15 +58,13 @@ static const flag flags[] = {
     {"--shepherd", "HERD_SHEPHERD", "L", CMD_TOPO | CMD_RUN,
      "shepherd level: pu, core, l2, l3, numa, package, machine"},
     {"--stack", "HERD_STACK", "SIZE", CMD_RUN, "task stack size: 65536, 64K, 1M, ..."},
-    {"--stats", "HERD_STATS", "X", CMD_RUN,
-     "1: a per-worker table at exit; a path: JSON there"},
+    {"--stats", "HERD_STATS", "X", CMD_RUN, "1: a per-worker table at exit; a path: JSON there"},
     {"--idle", "HERD_IDLE", "P", CMD_RUN, "idle policy: spin, sleep, adaptive"},
     {"--trace", "HERD_TRACE", "PATH", CMD_RUN, "write a timeline there (Chrome trace JSON)"},
 };
 #define NFLAGS (sizeof flags / sizeof flags[0])
 
-static void usage(FILE *out)
-{
+static void usage(FILE *out) {
     fprintf(out,
             "usage: herd <command> [flags]\n"
             "\n"
@@ -96,8 +94,7 @@ static void usage(FILE *out)
     }
 }
 
-static int usage_error(const char *fmt, const char *what)
-{
+static int usage_error(const char *fmt, const char *what) {
     fprintf(stderr, "herd: ");
     fprintf(stderr, fmt, what);
     fprintf(stderr, "\n\n");
@@ -105,8 +102,7 @@ static int usage_error(const char *fmt, const char *what)
     return -1;
 }
 
-static const flag *find_flag(const char *arg, size_t len)
-{
+static const flag *find_flag(const char *arg, size_t len) {
     for (size_t i = 0; i < NFLAGS; i++)
         if (strlen(flags[i].name) == len && strncmp(flags[i].name, arg, len) == 0)
             return &flags[i];
@@ -115,14 +111,12 @@ static const flag *find_flag(const char *arg, size_t len)
 
 /* Apply one flag at argv[*i] (with its value, inline or in the next word);
  * advances *i past what it used. Returns 0, or -1 after printing why. */
-static int apply_flag(int cmd, int argc, char **argv, int *i)
-{
+static int apply_flag(int cmd, int argc, char **argv, int *i) {
     const char *arg = argv[*i];
     const char *eq = strchr(arg, '=');
     const flag *f = find_flag(arg, eq != NULL ? (size_t)(eq - arg) : strlen(arg));
     if (f == NULL || !(f->cmds & cmd))
-        return usage_error(f == NULL ? "unknown flag '%s'" : "flag '%s' is only for herd run",
-                           arg);
+        return usage_error(f == NULL ? "unknown flag '%s'" : "flag '%s' is only for herd run", arg);
     const char *value = eq != NULL ? eq + 1 : NULL;
     if (value == NULL) {
         if (*i + 1 >= argc)
@@ -139,8 +133,7 @@ static int apply_flag(int cmd, int argc, char **argv, int *i)
 
 /* Apply the flags from argv[2] on. Returns the index of the first word after
  * them (after "--" when present), or -1 after printing the error. */
-static int parse_flags(int cmd, int argc, char **argv)
-{
+static int parse_flags(int cmd, int argc, char **argv) {
     int i = 2;
     while (i < argc) {
         if (strcmp(argv[i], "--") == 0)
@@ -160,19 +153,16 @@ static int parse_flags(int cmd, int argc, char **argv)
 /* ------------------------------------------------------------------ topo */
 
 /* The scheduler's view: shepherds, and where each worker looks for work. */
-static void print_scheduler(const herd__rt *rt)
-{
+static void print_scheduler(const herd__rt *rt) {
     printf("scheduler: %s\n", rt->sched->name);
-    printf("shepherds (%s level): %d\n", herd__topo_level_name(rt->shepherd_level),
-           rt->nshepherds);
+    printf("shepherds (%s level): %d\n", herd__topo_level_name(rt->shepherd_level), rt->nshepherds);
     for (int s = 0; s < rt->nshepherds; s++) {
         printf("  shepherd %d: workers", s);
         for (int k = 0; k < rt->shepherds[s].nworkers; k++)
             printf(" %d", rt->shepherds[s].workers[k]);
         printf("\n");
     }
-    printf("victim order (%s; '|' separates classes of equally near victims):\n",
-           rt->sched->name);
+    printf("victim order (%s; '|' separates classes of equally near victims):\n", rt->sched->name);
     for (int w = 0; w < rt->nworkers; w++) {
         char line[1024];
         rt->sched->describe_victims(rt, w, line, sizeof line);
@@ -182,8 +172,7 @@ static void print_scheduler(const herd__rt *rt)
 
 /* Which herd processes hold which PUs machine-wide, and the loads XLL sees
  * (src/place/). A modelled machine shows its own registry only. */
-static void print_occupancy(herd__rt *rt)
-{
+static void print_occupancy(herd__rt *rt) {
     char err[512];
     herd__reg *reg = rt->reg;
     if (reg == NULL && rt->topo.synthetic && rt->set.registry[0] == '\0') {
@@ -200,8 +189,7 @@ static void print_occupancy(herd__rt *rt)
         herd__reg_close(reg);
 }
 
-static int show_topology(void)
-{
+static int show_topology(void) {
     herd__rt *rt = calloc(1, sizeof *rt);
     if (!rt) {
         fprintf(stderr, "herd: out of memory\n");
@@ -218,8 +206,7 @@ static int show_topology(void)
     return rc == 0 ? 0 : rc == HERD_EINVAL ? EXIT_USAGE : 1;
 }
 
-static int cmd_topo(int argc, char **argv)
-{
+static int cmd_topo(int argc, char **argv) {
     int i = parse_flags(CMD_TOPO, argc, argv);
     if (i < 0)
         return EXIT_USAGE;
@@ -234,8 +221,7 @@ static int cmd_topo(int argc, char **argv)
 
 /* Check the settings before exec, so that a typo is reported by herd rather
  * than by herd_start() somewhere inside PROGRAM. */
-static int check_settings(void)
-{
+static int check_settings(void) {
     herd__settings s;
     if (herd__settings_resolve(NULL, &s) != 0)
         return -1;
@@ -254,8 +240,7 @@ static int check_settings(void)
 /* OpenMP binaries get herd's libgomp.so.1: prepend its folder to
  * LD_LIBRARY_PATH -- <prefix>/<libdir>/herd next to an installed herd, or
  * lib/herd in the build tree. Returns 0, or -1 when it is nowhere. */
-static int set_omp_library_path(void)
-{
+static int set_omp_library_path(void) {
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0)
@@ -280,8 +265,7 @@ static int set_omp_library_path(void)
     return -1;
 }
 
-static int cmd_run(int argc, char **argv)
-{
+static int cmd_run(int argc, char **argv) {
     int i = parse_flags(CMD_RUN, argc, argv);
     if (i < 0)
         return EXIT_USAGE;
@@ -312,8 +296,7 @@ static int cmd_run(int argc, char **argv)
 /* The harness is the Python package herd_bench: installed beside the tool
  * (P/share/herd/python, see CMakeLists.txt), or in the source tree this
  * binary was built from (HERD_TOOLS_DIR). The folder that has it wins. */
-static int find_harness(const char *exe, char *dir, size_t size)
-{
+static int find_harness(const char *exe, char *dir, size_t size) {
     char buf[4096], probe[4400];
     snprintf(buf, sizeof buf, "%s", exe);
     char *slash = strrchr(buf, '/');
@@ -334,8 +317,7 @@ static int find_harness(const char *exe, char *dir, size_t size)
 }
 
 /* herd bench|report ARGS: python3 -m herd_bench bench|report --herd-exe SELF ARGS. */
-static int cmd_harness(const char *cmd, int argc, char **argv)
-{
+static int cmd_harness(const char *cmd, int argc, char **argv) {
     char exe[4096], dir[4200];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
@@ -375,8 +357,7 @@ static int cmd_harness(const char *cmd, int argc, char **argv)
     return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

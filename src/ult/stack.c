@@ -32,7 +32,9 @@ static long read_sysctl(const char *path, long dflt) {
     return v;
 }
 
-static long read_max_map_count(void) { return read_sysctl("/proc/sys/vm/max_map_count", 65530); }
+static long read_max_map_count(void) {
+    return read_sysctl("/proc/sys/vm/max_map_count", 65530);
+}
 
 void herd__stack_conf_init(herd__stack_conf *c, size_t size, int guard, size_t guard_size,
                            const char *setting) {

@@ -31,11 +31,11 @@
 #define HERD__GUARD_CUT_COMMIT 2
 
 typedef struct herd__stack {
-    void *sp;              /* saved context while not running */
-    unsigned char *map;    /* mapping start (the guard region) */
+    void *sp;           /* saved context while not running */
+    unsigned char *map; /* mapping start (the guard region) */
     size_t map_size;
-    unsigned char *low;    /* lowest usable address (just above the guard) */
-    int guarded;           /* 1 while the guard region is PROT_NONE */
+    unsigned char *low;       /* lowest usable address (just above the guard) */
+    int guarded;              /* 1 while the guard region is PROT_NONE */
     struct herd__stack *next; /* free-list / wait-list link, owner: whoever holds it */
     void *tsan_fiber;
     /* 1: not a mapping of ours but a thread's own stack, adopted as a ULT
@@ -52,15 +52,15 @@ typedef struct herd__stack {
 
 /* Process-wide stack settings, fixed at herd_start(). */
 typedef struct herd__stack_conf {
-    size_t size;        /* usable bytes (HERD_STACK) */
+    size_t size; /* usable bytes (HERD_STACK) */
     size_t page;
-    int guard;          /* HERD_STACK_GUARD on */
-    size_t guard_size;  /* bytes of the PROT_NONE region below each stack; 0 when off */
+    int guard;         /* HERD_STACK_GUARD on */
+    size_t guard_size; /* bytes of the PROT_NONE region below each stack; 0 when off */
     /* The default guard was cut to the stack size (herd_start says so once):
      * 0 no, HERD__GUARD_CUT_AS (RLIMIT_AS is finite), HERD__GUARD_CUT_COMMIT
      * (vm.overcommit_memory=2). */
     int guard_cut;
-    long guard_budget;  /* guards allowed before suspending stacks give theirs back */
+    long guard_budget; /* guards allowed before suspending stacks give theirs back */
     /* The setting that sized the stacks, named in overflow reports
      * ("HERD_STACK", "OMP_STACKSIZE", "herd_config.stack_size"). */
     const char *setting;
@@ -79,7 +79,9 @@ herd__stack *herd__stack_new(const herd__stack_conf *c);
 void herd__stack_delete(const herd__stack_conf *c, herd__stack *s);
 
 /* Highest usable address (exclusive), where a fresh context is built. */
-static inline void *herd__stack_top(herd__stack *s) { return (void *)s; }
+static inline void *herd__stack_top(herd__stack *s) {
+    return (void *)s;
+}
 
 /* Make sure s has its guard before it runs. Returns 0 or -1 (mprotect failed). */
 int herd__stack_arm(const herd__stack_conf *c, herd__stack *s);

@@ -6,7 +6,9 @@
 
 #include <stdio.h>
 
-static void hello(void *p) { *(int *)*(int **)p = 1; }
+static void hello(void *p) {
+    *(int *)*(int **)p = 1;
+}
 
 int main(void) {
     int rc = herd_start(NULL);

@@ -98,8 +98,9 @@ static inline int sentinel_place_once(int fd, size_t size, int quiet) {
             fprintf(stderr, "sentinel: cannot map %zu bytes at %p\n", take, want);
         return -1;
     }
-    fprintf(stderr, "sentinel mapped: %zu of %zu bytes at %p, below a guard of %zu bytes under "
-                    "the stack at %#lx-%#lx\n",
+    fprintf(stderr,
+            "sentinel mapped: %zu of %zu bytes at %p, below a guard of %zu bytes under "
+            "the stack at %#lx-%#lx\n",
             take, size, p, (size_t)(vlo[at] - below), (unsigned long)vlo[at],
             (unsigned long)vhi[at]);
     return 0;

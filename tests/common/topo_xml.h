@@ -22,8 +22,8 @@ static inline void topo_xml__need(int ok, const char *what) {
  * first package loses PUs), with an nnodes x nnodes NUMA latency matrix
  * (row-major) when matrix is not NULL. path gets the file's name; the
  * caller unlinks it. */
-static inline void topo_xml_make(char *path, size_t len, const char *desc, int first_pu,
-                                 int nnodes, const hwloc_uint64_t *matrix) {
+static inline void topo_xml_make(char *path, size_t len, const char *desc, int first_pu, int nnodes,
+                                 const hwloc_uint64_t *matrix) {
     hwloc_topology_t hw;
     topo_xml__need(hwloc_topology_init(&hw) == 0 && hwloc_topology_set_synthetic(hw, desc) == 0 &&
                        hwloc_topology_load(hw) == 0,

@@ -25,10 +25,14 @@ const herd::loop_kind kinds[] = {herd::loop_kind::each, herd::loop_kind::split,
                                  herd::loop_kind::chunks, herd::loop_kind::shepherds};
 const char *kind_name(herd::loop_kind k) {
     switch (k) {
-    case herd::loop_kind::each: return "each";
-    case herd::loop_kind::split: return "split";
-    case herd::loop_kind::chunks: return "chunks";
-    case herd::loop_kind::shepherds: return "shepherds";
+    case herd::loop_kind::each:
+        return "each";
+    case herd::loop_kind::split:
+        return "split";
+    case herd::loop_kind::chunks:
+        return "chunks";
+    case herd::loop_kind::shepherds:
+        return "shepherds";
     }
     return "?";
 }
@@ -44,13 +48,14 @@ void loops(herd::loop_kind kind) {
     STEP("%s: parallel_for per index, with and without a grain", kind_name(kind));
     {
         std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n + 10));
-        herd::parallel_for(5L, n + 5, [&](long i) { hits[std::size_t(i)]++; },
-                           herd::loop_options{kind, 0});
+        herd::parallel_for(
+            5L, n + 5, [&](long i) { hits[std::size_t(i)]++; }, herd::loop_options{kind, 0});
         check_once(hits, 5, n + 5);
     }
     for (long grain : {1L, 7L, 1000L}) {
         std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
-        herd::parallel_for(0, n, grain, [&](long i) { hits[std::size_t(i)]++; }, kind);
+        herd::parallel_for(
+            0, n, grain, [&](long i) { hits[std::size_t(i)]++; }, kind);
         check_once(hits, 0, n);
     }
     STEP("%s: parallel_for over a herd::range partitions it", kind_name(kind));
@@ -73,9 +78,9 @@ void loops(herd::loop_kind kind) {
     STEP("%s: parallel_for over vector iterators", kind_name(kind));
     {
         std::vector<long> v(static_cast<std::size_t>(n));
-        herd::parallel_for(v.begin(), v.end(), [&](std::vector<long>::iterator it) {
-            *it = (it - v.begin()) * 2;
-        }, herd::loop_options{kind, 100});
+        herd::parallel_for(
+            v.begin(), v.end(), [&](std::vector<long>::iterator it) { *it = (it - v.begin()) * 2; },
+            herd::loop_options{kind, 100});
         for (long i = 0; i < n; i++)
             CHECK_EQ(v[std::size_t(i)], 2 * i);
     }
@@ -98,9 +103,9 @@ void loops(herd::loop_kind kind) {
             [](std::uint64_t a, std::uint64_t b) { return a + b; }, herd::loop_options{kind, 33});
         CHECK_EQ_U64(sq2, want);
         // A max with a non-zero identity: the identity takes part once per partial.
-        long mx = herd::parallel_reduce(0L, n, -1L, [n](long i) { return (i * 7919) % n; },
-                                        [](long a, long b) { return std::max(a, b); },
-                                        herd::loop_options{kind, 0});
+        long mx = herd::parallel_reduce(
+            0L, n, -1L, [n](long i) { return (i * 7919) % n; },
+            [](long a, long b) { return std::max(a, b); }, herd::loop_options{kind, 0});
         CHECK_EQ(mx, n - 1);
     }
     STEP("%s: parallel_reduce into a heap-owning type (a vector of the indices)", kind_name(kind));
@@ -127,10 +132,13 @@ void loops(herd::loop_kind kind) {
     {
         bool threw = false;
         try {
-            herd::parallel_for(0L, n, [&](long i) {
-                if (i == n / 2)
-                    throw std::out_of_range("half");
-            }, herd::loop_options{kind, 0});
+            herd::parallel_for(
+                0L, n,
+                [&](long i) {
+                    if (i == n / 2)
+                        throw std::out_of_range("half");
+                },
+                herd::loop_options{kind, 0});
         } catch (const std::out_of_range &) {
             threw = true;
         }
@@ -155,13 +163,13 @@ void loops(herd::loop_kind kind) {
     }
     STEP("%s: empty ranges run nothing and reduce to the identity", kind_name(kind));
     {
-        herd::parallel_for(10, 10, [](int) { CHECK(!"an empty loop ran a body"); },
-                           herd::loop_options{kind, 0});
-        herd::parallel_for(10, 3, [](int) { CHECK(!"a reversed loop ran a body"); },
-                           herd::loop_options{kind, 0});
-        CHECK_EQ(herd::parallel_reduce(4, 4, 99, [](int i) { return i; },
-                                       [](int a, int b) { return a + b; },
-                                       herd::loop_options{kind, 0}),
+        herd::parallel_for(
+            10, 10, [](int) { CHECK(!"an empty loop ran a body"); }, herd::loop_options{kind, 0});
+        herd::parallel_for(
+            10, 3, [](int) { CHECK(!"a reversed loop ran a body"); }, herd::loop_options{kind, 0});
+        CHECK_EQ(herd::parallel_reduce(
+                     4, 4, 99, [](int i) { return i; }, [](int a, int b) { return a + b; },
+                     herd::loop_options{kind, 0}),
                  99);
     }
 }

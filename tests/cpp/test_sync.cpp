@@ -29,7 +29,7 @@ namespace {
 void mutexes(int tasks, int iters) {
     STEP("mutex and full_empty as locks: lock_guard, unique_lock, scoped_lock (one and two)");
     herd::mutex m;
-    herd::full_empty word; // full: free
+    herd::full_empty word;                  // full: free
     long plain = 0, both = 0, via_word = 0; // guarded by m / both / word
     herd::task_group g;
     for (int t = 0; t < tasks; t++)

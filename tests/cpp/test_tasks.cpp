@@ -19,9 +19,9 @@
 #include "check.h"
 
 #include <array>
-#include <cstdlib>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <stdexcept>
@@ -30,7 +30,9 @@
 
 namespace {
 
-std::uint64_t fib_seq(int n) { return n < 2 ? std::uint64_t(n) : fib_seq(n - 1) + fib_seq(n - 2); }
+std::uint64_t fib_seq(int n) {
+    return n < 2 ? std::uint64_t(n) : fib_seq(n - 1) + fib_seq(n - 2);
+}
 
 std::uint64_t fib_group(int n) {
     if (n < 2)
@@ -375,8 +377,16 @@ int main() {
         std::atomic<int> done{0};
         bool threw = false;
         try {
-            herd::parallel_invoke([&] { done++; throw std::runtime_error("first"); },
-                                  [&] { done++; }, [&] { done++; throw std::runtime_error("x"); });
+            herd::parallel_invoke(
+                [&] {
+                    done++;
+                    throw std::runtime_error("first");
+                },
+                [&] { done++; },
+                [&] {
+                    done++;
+                    throw std::runtime_error("x");
+                });
         } catch (const std::runtime_error &) {
             threw = true;
         }

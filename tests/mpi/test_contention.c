@@ -46,9 +46,11 @@ static void run_step(herd_pool *p, void *arg, size_t size) {
     int idx = (s.chain * CHAIN_LEN + s.i) * 2 + s.leaf;
     CHECK(idx >= 0 && idx < NTASKS);
     atomic_fetch_add_explicit(&seen[idx], 1, memory_order_relaxed);
-    if (check_mix64((uint64_t)idx) % 8 == 0) sched_yield();
+    if (check_mix64((uint64_t)idx) % 8 == 0)
+        sched_yield();
     spin_us(s.leaf ? 40 : 2); /* while a leaf runs, the next step waits in the public part */
-    if (s.leaf || s.i + 1 == CHAIN_LEN) return;
+    if (s.leaf || s.i + 1 == CHAIN_LEN)
+        return;
     step leaf = {s.chain, s.i, 1}, next = {s.chain, s.i + 1, 0};
     /* The next step deeper (thieves take the oldest: it bounces between
      * ranks), the leaf on top: at most two tasks per chain exist at once. */
@@ -120,8 +122,10 @@ int main(int argc, char **argv) {
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     /* Idle ranks try to steal for the whole run: attempts cannot be zero. */
-    if (size > 1) CHECK(attempts > 0);
-    if (hybrid) CHECK_OK(herd_stop());
+    if (size > 1)
+        CHECK(attempts > 0);
+    if (hybrid)
+        CHECK_OK(herd_stop());
     MPI_Finalize();
     return 0;
 }

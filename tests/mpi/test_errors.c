@@ -16,7 +16,8 @@ int main(int argc, char **argv) {
     herd_pool *p;
 
     STEP("malformed HERD_POOL_LOCK on rank 0 only: every rank fails");
-    if (rank == 0) setenv("HERD_POOL_LOCK", "mcs", 1);
+    if (rank == 0)
+        setenv("HERD_POOL_LOCK", "mcs", 1);
     CHECK_RC(herd_pool_create(MPI_COMM_WORLD, NULL, &p), HERD_EINVAL);
     CHECK(p == NULL);
     unsetenv("HERD_POOL_LOCK");
@@ -41,7 +42,8 @@ int main(int argc, char **argv) {
 
     if (size > 1) {
         STEP("settings that differ between ranks");
-        if (rank == 1) setenv("HERD_POOL_STEAL", "one", 1);
+        if (rank == 1)
+            setenv("HERD_POOL_STEAL", "one", 1);
         CHECK_RC(herd_pool_create(MPI_COMM_WORLD, NULL, &p), HERD_EINVAL);
         unsetenv("HERD_POOL_STEAL");
     }

@@ -32,7 +32,8 @@ static void visit(herd_pool *p, void *arg, size_t size) {
     memcpy(&n, arg, sizeof n);
     count++;
     sum += check_mix64(n.id ^ 0x5bd1e995u);
-    if (kill_after >= 0 && (long)count == kill_after) raise(SIGKILL);
+    if (kill_after >= 0 && (long)count == kill_after)
+        raise(SIGKILL);
     int f = fanout(&n);
     for (int i = 0; i < f; i++) {
         node c = {n.id * 8 + (uint64_t)i + 1, n.depth + 1};
@@ -73,7 +74,8 @@ static void run(herd_pool_lock lock, herd_pool_split split) {
         for (int r = 0; r < roots; r++) {
             node root = {(uint64_t)(1000003 * (r + 1) + phase), 0};
             twin(&root, &want_c, &want_s);
-            if (r == rank) CHECK_OK(herd_pool_add(p, NODE, &root, sizeof root));
+            if (r == rank)
+                CHECK_OK(herd_pool_add(p, NODE, &root, sizeof root));
         }
         count = sum = 0;
         CHECK_OK(herd_pool_process(p));
@@ -94,7 +96,8 @@ static void run(herd_pool_lock lock, herd_pool_split split) {
         CHECK_EQ(all.tasks_executed, want_c);
         CHECK_EQ(all.tasks_added, want_c);
         CHECK(all.tasks_stolen >= all.steals);
-        if (size == 1) CHECK_EQ(all.steals, 0);
+        if (size == 1)
+            CHECK_EQ(all.steals, 0);
     }
     CHECK_OK(herd_pool_destroy(p));
 }
@@ -104,8 +107,10 @@ int main(int argc, char **argv) {
     const char *k = getenv("POOL_TEST_KILL_RANK");
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (k && atoi(k) == rank) kill_after = 50;
-    if (k) max_depth = 14; /* long enough that the others are still busy */
+    if (k && atoi(k) == rank)
+        kill_after = 50;
+    if (k)
+        max_depth = 14; /* long enough that the others are still busy */
     if (argc > 1 && strcmp(argv[1], "--all-schemes") == 0) {
         for (int l = HERD_POOL_LOCK_TICKET; l <= HERD_POOL_LOCK_ABORTING; l++)
             for (int s = HERD_POOL_SPLIT_ONE; s <= HERD_POOL_SPLIT_HALF; s++)

@@ -90,7 +90,8 @@ static void grandchild(herd_pool *p, void *arg, size_t size) {
 
 static int file_has(const char *path, const char *what) {
     FILE *f = fopen(path, "r");
-    if (!f) return -1;
+    if (!f)
+        return -1;
     static char buf[1 << 16];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
@@ -115,7 +116,8 @@ int main(int argc, char **argv) {
         MPI_Query_thread(&level);
         herd_config hc = {.workers = 2, .bind = "none"};
         CHECK_OK(herd_start(&hc));
-        if (level == MPI_THREAD_SINGLE) CHECK_EQ(refused(), HERD_EINVAL);
+        if (level == MPI_THREAD_SINGLE)
+            CHECK_EQ(refused(), HERD_EINVAL);
         STEP("MPI thread level %d: hybrid pool refused", level);
         CHECK_OK(herd_stop());
         MPI_Finalize();
@@ -154,7 +156,8 @@ int main(int argc, char **argv) {
         for (int r = 0; r < roots; r++) {
             node root = {(uint64_t)(1000003 * (r + 1) + phase), 0};
             twin(&root, &want_c, &want_s, &want_h);
-            if (r == rank) CHECK_OK(herd_pool_add(p, NODE, &root, sizeof root));
+            if (r == rank)
+                CHECK_OK(herd_pool_add(p, NODE, &root, sizeof root));
         }
         atomic_store(&count, 0);
         atomic_store(&sum, 0);
@@ -181,7 +184,8 @@ int main(int argc, char **argv) {
         CHECK(all.time_active <= all.time_total);
     }
 
-    if (rank == 0) CHECK_OK(herd_pool_add(p, SLEEPER, NULL, 0));
+    if (rank == 0)
+        CHECK_OK(herd_pool_add(p, SLEEPER, NULL, 0));
     CHECK_OK(herd_pool_process(p));
     uint64_t got[3] = {late[0], late[1], late[2]}, tot[3];
     MPI_Allreduce(got, tot, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);

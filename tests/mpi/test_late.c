@@ -70,28 +70,31 @@ int main(int argc, char **argv) {
     CHECK_OK(herd_pool_register(p, "consumer", consumer, &CONSUMER));
     int rank = herd_pool_rank(p);
 
-    if (rank == 0) CHECK_OK(herd_pool_add(p, SLEEPER, NULL, 0));
+    if (rank == 0)
+        CHECK_OK(herd_pool_add(p, SLEEPER, NULL, 0));
     CHECK_OK(herd_pool_process(p));
     herd_pool_stats mine;
     CHECK_OK(herd_pool_stats_get(p, &mine, NULL));
     uint64_t tot[5];
     MPI_Allreduce(ran, tot, 5, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) STEP("late: %llu %llu %llu tasks, %llu voting rounds on rank 0",
-                        (unsigned long long)tot[0], (unsigned long long)tot[1],
-                        (unsigned long long)tot[2], (unsigned long long)mine.vote_rounds);
+    if (rank == 0)
+        STEP("late: %llu %llu %llu tasks, %llu voting rounds on rank 0", (unsigned long long)tot[0],
+             (unsigned long long)tot[1], (unsigned long long)tot[2],
+             (unsigned long long)mine.vote_rounds);
     CHECK_EQ(tot[0], 1);
     CHECK_EQ(tot[1], 64);
     CHECK_EQ(tot[2], 512);
 
     const bpc seed = {64, 16};
-    if (rank == 0) CHECK_OK(herd_pool_add(p, PRODUCER, &seed, sizeof seed));
+    if (rank == 0)
+        CHECK_OK(herd_pool_add(p, PRODUCER, &seed, sizeof seed));
     CHECK_OK(herd_pool_process(p));
     MPI_Allreduce(ran, tot, 5, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     herd_pool_stats all;
     CHECK_OK(herd_pool_stats_get(p, &mine, &all));
-    if (rank == 0) STEP("bpc: %llu producers, %llu consumers, %llu steals",
-                        (unsigned long long)tot[3], (unsigned long long)tot[4],
-                        (unsigned long long)all.steals);
+    if (rank == 0)
+        STEP("bpc: %llu producers, %llu consumers, %llu steals", (unsigned long long)tot[3],
+             (unsigned long long)tot[4], (unsigned long long)all.steals);
     CHECK_EQ(tot[3], seed.depth);
     CHECK_EQ(tot[4], (uint64_t)seed.depth * (uint64_t)seed.n);
     CHECK_EQ(all.tasks_executed, seed.depth * (1 + seed.n));

@@ -17,7 +17,8 @@ static void push(herd_pool *p, int v) {
 }
 
 static int pop(herd_pool *p) {
-    if (!herd__pool_pop(p, p->exec_buf)) return -1;
+    if (!herd__pool_pop(p, p->exec_buf))
+        return -1;
     pool_slot_hdr h;
     memcpy(&h, p->exec_buf, sizeof h);
     CHECK_EQ(h.cls, T);
@@ -115,13 +116,15 @@ int main(int argc, char **argv) {
             /* drain: steal what is public (onto the top: head moves on),
              * else pop one, else reacquire, until empty */
             for (;;) {
-                if (herd__pool_steal(p, 0) > 0) continue;
+                if (herd__pool_steal(p, 0) > 0)
+                    continue;
                 int v = pop(p);
                 if (v >= 0) {
                     seen += check_mix64((uint64_t)v);
                     continue;
                 }
-                if (herd__pool_reacquire(p) > 0) continue;
+                if (herd__pool_reacquire(p) > 0)
+                    continue;
                 break;
             }
         }

@@ -26,8 +26,8 @@ int main(int argc, char **argv) {
     herd_pool *p = NULL;
     rc = herd_pool_create(MPI_COMM_WORLD, NULL, &p);
     if (rc != HERD_OK) {
-        fprintf(stderr, "startup: rank %d: herd_pool_create: %s (%d)\n", rank,
-                herd_strerror(rc), rc);
+        fprintf(stderr, "startup: rank %d: herd_pool_create: %s (%d)\n", rank, herd_strerror(rc),
+                rc);
         if (hybrid)
             herd_stop();
         MPI_Finalize();

@@ -26,9 +26,9 @@
 
 static int ROOT, LEAF;
 static int nranks;
-static MPI_Win seen_win;     /* rank 0: leaves run by each rank so far */
-static int64_t *seen;        /* its memory, one counter per rank (used on rank 0) */
-static uint64_t leaves_here; /* leaves this rank ran, this scheme */
+static MPI_Win seen_win;      /* rank 0: leaves run by each rank so far */
+static int64_t *seen;         /* its memory, one counter per rank (used on rank 0) */
+static uint64_t leaves_here;  /* leaves this rank ran, this scheme */
 static uint64_t leaves_added; /* rank 0: leaves its root added, this scheme */
 
 static double now(void) {
@@ -121,8 +121,8 @@ static void run(herd_pool_lock lock, herd_pool_split split) {
              "tasks (%llu failed, %llu aborted)",
              herd_pool_lock_name(lock), herd_pool_split_name(split), (unsigned long long)moved,
              (unsigned long long)added, (unsigned long long)all.steals,
-             (unsigned long long)all.tasks_stolen,
-             (unsigned long long)all.steals_failed, (unsigned long long)all.steals_aborted);
+             (unsigned long long)all.tasks_stolen, (unsigned long long)all.steals_failed,
+             (unsigned long long)all.steals_aborted);
     CHECK_EQ(total, added);
     CHECK_EQ(idle_ranks, 0); /* every other rank ran a leaf */
     CHECK(moved >= (uint64_t)(nranks - 1));

@@ -9,7 +9,7 @@
 #define CHECK(c)                                                                                   \
     do {                                                                                           \
         if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                 \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
             fflush(stderr);                                                                        \
             _exit(1);                                                                              \
         }                                                                                          \
@@ -90,8 +90,12 @@ static void check_omp_symbol_in(const char *name, void *fn, const char *want) {
  * omp_get_thread_num is in, found by the constructor below, before any
  * thread of the runtime's. */
 static int omp_test_herd, omp_test_llvm_libomp;
-__attribute__((unused)) static int omp_test_on_herd(void) { return omp_test_herd; }
-__attribute__((unused)) static int omp_test_on_llvm_libomp(void) { return omp_test_llvm_libomp; }
+__attribute__((unused)) static int omp_test_on_herd(void) {
+    return omp_test_herd;
+}
+__attribute__((unused)) static int omp_test_on_llvm_libomp(void) {
+    return omp_test_llvm_libomp;
+}
 __attribute__((constructor)) static void check_omp_library(void) {
     Dl_info info;
     char real[PATH_MAX];

@@ -14,9 +14,9 @@
  *
  * Mutations: HERD_STACK_GUARD=4K (a one-page guard) fails the 64 KiB and
  * larger cases here (the frames land in the sentinel). */
-#include "check_omp.h"
-#include "../common/sentinel.h"
 #include "../common/child.h"
+#include "../common/sentinel.h"
+#include "check_omp.h"
 
 #include <omp.h>
 #include <signal.h>

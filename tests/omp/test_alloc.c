@@ -6,7 +6,9 @@
 
 #include <stdint.h>
 
-static int aligned(const void *p, size_t a) { return ((uintptr_t)p & (a - 1)) == 0; }
+static int aligned(const void *p, size_t a) {
+    return ((uintptr_t)p & (a - 1)) == 0;
+}
 
 static void test_predefined(void) {
     char *p = omp_alloc(100, omp_default_mem_alloc);

@@ -25,8 +25,7 @@ int main(void) {
     memset(b, 0, sizeof b);
     size_t vol[2] = {3, 4}, doff[2] = {1, 1}, soff[2] = {2, 3}, ddim[2] = {4, 5}, sdim[2] = {6, 8};
     CHECK(omp_target_memcpy_rect(NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, host, host) >= 2);
-    CHECK_EQ(omp_target_memcpy_rect(b, a, sizeof(int), 2, vol, doff, soff, ddim, sdim, host,
-                                    host),
+    CHECK_EQ(omp_target_memcpy_rect(b, a, sizeof(int), 2, vol, doff, soff, ddim, sdim, host, host),
              0);
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 5; j++) {

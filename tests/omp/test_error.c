@@ -13,8 +13,7 @@ int main(int argc, char **argv) {
 #pragma omp masked
         {
 #pragma omp error at(execution) severity(warning)
-        }
-        after++;
+        } after++;
     }
     CHECK(after >= 2);
     if (argc > 1 && !strcmp(argv[1], "fatal")) {

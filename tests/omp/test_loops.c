@@ -188,30 +188,30 @@ static void test_sections(void) {
 #pragma omp section
             done[0]++;
 #pragma omp section
-            done[1]++;
+    done[1]++;
 #pragma omp section
-            done[2]++;
-        }
+    done[2]++;
+}
 #pragma omp sections nowait
-        {
+{
 #pragma omp section
-            done[3]++;
+    done[3]++;
 #pragma omp section
-            done[4]++;
-        }
-    }
+    done[4]++;
+}
+}
 #pragma omp parallel sections
-    {
+{
 #pragma omp section
-        done[0]++;
+    done[0]++;
 #pragma omp section
-        done[1]++;
-    }
-    CHECK_EQ(done[0], 2);
-    CHECK_EQ(done[1], 2);
-    CHECK_EQ(done[2], 1);
-    CHECK_EQ(done[3], 1);
-    CHECK_EQ(done[4], 1);
+    done[1]++;
+}
+CHECK_EQ(done[0], 2);
+CHECK_EQ(done[1], 2);
+CHECK_EQ(done[2], 1);
+CHECK_EQ(done[3], 1);
+CHECK_EQ(done[4], 1);
 }
 
 /* Doacross loops (ordered(n) with depend(sink)/depend(source)): a chain in
@@ -226,13 +226,15 @@ static long dx_b[DX_W][DX_W], dx_seq[DX_W][DX_W];
 
 static void dx_chain_check_values(void) {
     for (int i = 1; i < DX_N; i++)
-        if (dx_a[i] != i) CHECK_EQ(dx_a[i], i);
+        if (dx_a[i] != i)
+            CHECK_EQ(dx_a[i], i);
 }
 
 static void dx_chain_check(void) {
     dx_chain_check_values();
     for (int i = 1; i < DX_N - 1; i++)
-        if (dx_order[i] >= dx_order[i + 1]) CHECK(dx_order[i] < dx_order[i + 1]);
+        if (dx_order[i] >= dx_order[i + 1])
+            CHECK(dx_order[i] < dx_order[i + 1]);
 }
 
 /* The chain's loop under one schedule clause (pragmas built by _Pragma, so
@@ -287,7 +289,8 @@ static void test_doacross(void) {
         }
     for (int i = 0; i < DX_W; i++)
         for (int j = 0; j < DX_W; j++)
-            if (dx_b[i][j] != dx_seq[i][j]) CHECK_EQ(dx_b[i][j], dx_seq[i][j]);
+            if (dx_b[i][j] != dx_seq[i][j])
+                CHECK_EQ(dx_b[i][j], dx_seq[i][j]);
 
     /* An unsigned long long loop beyond LONG_MAX: the ull entry points. */
     memset(dx_a, 0, sizeof dx_a);

@@ -95,7 +95,9 @@ static void tree(int depth) {
     }
 }
 
-static long tree_count(int depth) { return depth < 0 ? 0 : 1 + 2 * tree_count(depth - 1); }
+static long tree_count(int depth) {
+    return depth < 0 ? 0 : 1 + 2 * tree_count(depth - 1);
+}
 
 static void test_recursive(void) {
     acc = 0;

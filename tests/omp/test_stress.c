@@ -28,11 +28,13 @@ static void test_in_flight(void) {
     }
     CHECK_EQ(created, N);
     for (int i = 0; i < N; i++)
-        if (seen[i] != 1) CHECK_EQ(seen[i], 1);
+        if (seen[i] != 1)
+            CHECK_EQ(seen[i], 1);
 }
 
 static long chain(int d) {
-    if (d == 0) return 0;
+    if (d == 0)
+        return 0;
     long r;
 #pragma omp task shared(r)
     r = chain(d - 1);

@@ -78,10 +78,10 @@ static void test_old_locks(void) {
 }
 
 static void test_default_versions(void) {
-    static const char *const locks[] = {"omp_init_lock", "omp_destroy_lock", "omp_set_lock",
-                                        "omp_unset_lock", "omp_test_lock", "omp_init_nest_lock",
-                                        "omp_destroy_nest_lock", "omp_set_nest_lock",
-                                        "omp_unset_nest_lock", "omp_test_nest_lock"};
+    static const char *const locks[] = {
+        "omp_init_lock",       "omp_destroy_lock",   "omp_set_lock",          "omp_unset_lock",
+        "omp_test_lock",       "omp_init_nest_lock", "omp_destroy_nest_lock", "omp_set_nest_lock",
+        "omp_unset_nest_lock", "omp_test_nest_lock"};
     char f[64];
     for (unsigned i = 0; i < sizeof locks / sizeof *locks; i++) {
         CHECK(sym(locks[i], "OMP_3.0") == dlsym(RTLD_DEFAULT, locks[i]));

@@ -111,8 +111,8 @@ static void test_depend(void) {
         y += 1;
         if (y != 4)
             wrong++;
-        /* target update orders like a task with these dependences (not in
-         * clang builds, which drop the construct: OMP_TEST_TARGET_INLINE) */
+            /* target update orders like a task with these dependences (not in
+             * clang builds, which drop the construct: OMP_TEST_TARGET_INLINE) */
 #ifndef OMP_TEST_TARGET_INLINE
 #pragma omp task depend(out : a) shared(a)
         a = 7;

@@ -176,7 +176,9 @@ static void test_taskgroup_own(void) {
 #define DTASKS 300
 static unsigned long dag_par[CELLS], dag_seq[CELLS];
 
-static unsigned long mix(unsigned long x, unsigned long y) { return x * 31 + y + 7; }
+static unsigned long mix(unsigned long x, unsigned long y) {
+    return x * 31 + y + 7;
+}
 
 static void test_depend(void) {
     unsigned seed = 12345;
@@ -404,7 +406,8 @@ static void test_throttle(void) {
 #pragma omp taskwait
     }
     for (int i = 0; i < N; i++)
-        if (ran[i] != 1) CHECK_EQ(ran[i], 1);
+        if (ran[i] != 1)
+            CHECK_EQ(ran[i], 1);
     const char *s = getenv("HERD_SCHED");
     int queue_sched = s && (!strcmp(s, "mts") || !strcmp(s, "central") || !strcmp(s, "lifo") ||
                             !strcmp(s, "fifo"));

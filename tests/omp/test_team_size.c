@@ -21,7 +21,9 @@
 static int tp = -1;
 #pragma omp threadprivate(tp)
 
-static long my_tid(void) { return (long)syscall(SYS_gettid); }
+static long my_tid(void) {
+    return (long)syscall(SYS_gettid);
+}
 
 /* Member i waits for member i-1's flag to reach round r (member 0 for the
  * last member's r-1), with relaxed loads and no yield, then sets its own. */

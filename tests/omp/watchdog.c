@@ -10,8 +10,8 @@
  *             or on another thread: either way the dump shows both).
  * Built with -fopenmp and run only under herd's library (tests/omp/
  * CMakeLists.txt): the system libgomp has no watchdog. */
-#include "check_omp.h"
 #include "../common/child.h"
+#include "check_omp.h"
 
 #include <signal.h>
 #include <string.h>

@@ -27,9 +27,9 @@ static const int team_phases[NTEAMS] = {CHECK_SIZE(20000, 200), CHECK_SIZE(2000,
 
 typedef struct team {
     herd_barrier bar;
-    _Atomic uint64_t *slots;    /* slot i: the last phase task i wrote */
-    _Atomic long *arrivals;     /* per phase: tasks that arrived */
-    _Atomic long *serials;      /* per phase: serial returns */
+    _Atomic uint64_t *slots; /* slot i: the last phase task i wrote */
+    _Atomic long *arrivals;  /* per phase: tasks that arrived */
+    _Atomic long *serials;   /* per phase: serial returns */
     _Atomic long children_done;
 } team;
 

@@ -48,12 +48,12 @@ enum { MODE_IMPLICIT, MODE_TWO_WAITS, MODE_ONE_WAIT };
 
 /* Everything a node decides, from its seed alone. */
 typedef struct plan {
-    uint64_t hash;  /* its contribution */
+    uint64_t hash; /* its contribution */
     int fanout;
     uint64_t budgets[MAX_FANOUT];
     int mode;
-    int edge;       /* siblings ordered through a word */
-    int action;     /* 0 none, 1 mutex, 2 yield */
+    int edge;   /* siblings ordered through a word */
+    int action; /* 0 none, 1 mutex, 2 yield */
     int mutex;
 } plan;
 
@@ -129,8 +129,8 @@ static void node(void *p) {
     int implicit = pl.mode == MODE_IMPLICIT;
     for (int i = 0; i < pl.fanout; i++) {
         results[i] = ~0ull;
-        node_arg c = {child_seed(a.seed, i), pl.budgets[i], implicit ? NULL : &results[i],
-                      NULL, 0, 0};
+        node_arg c = {
+            child_seed(a.seed, i), pl.budgets[i], implicit ? NULL : &results[i], NULL, 0, 0};
         if (pl.edge) {
             c.word = &word;
             c.expect = check_mix64(a.seed ^ 0xFEB);
@@ -190,8 +190,12 @@ static uint64_t twin(uint64_t seed, uint64_t budget, int role, twin_totals *t) {
 
 /* ---------------------------------------------------------------- driver */
 
-static uint64_t root_seed(int k) { return check_mix64(0x5EED0000ull + (uint64_t)k); }
-static uint64_t root_budget(void) { return TOTAL_TASKS / NROOTS; }
+static uint64_t root_seed(int k) {
+    return check_mix64(0x5EED0000ull + (uint64_t)k);
+}
+static uint64_t root_budget(void) {
+    return TOTAL_TASKS / NROOTS;
+}
 static uint64_t root_value[NROOTS];
 
 static void *root_thread(void *p) {
@@ -254,9 +258,8 @@ int main(void) {
         blocks += st[i].blocks;
     }
     CHECK_EQ(executed, want.count);
-    STEP("%llu tasks, %llu sibling edges, %llu steals, %llu suspensions",
-         (unsigned long long)count, (unsigned long long)want.edges, (unsigned long long)steals,
-         (unsigned long long)blocks);
+    STEP("%llu tasks, %llu sibling edges, %llu steals, %llu suspensions", (unsigned long long)count,
+         (unsigned long long)want.edges, (unsigned long long)steals, (unsigned long long)blocks);
     free(st);
     CHECK_OK(herd_stop());
     free(per_worker);

@@ -67,8 +67,8 @@ static void compare(const workload *w, size_t nw, double cap_s) {
             qsort(rate[k], REPS, sizeof rate[k][0], cmp_double);
             printf("  %-12s %-12s %7.1f Mops/s [%6.1f..%6.1f]  stolen %5.1f%%  retries/steal "
                    "%.3f\n",
-                   w[i].name, all_kinds[k]->name, rate[k][REPS / 2], rate[k][0],
-                   rate[k][REPS - 1], values[k] ? 100.0 * (double)stolen[k] / (double)values[k] : 0,
+                   w[i].name, all_kinds[k]->name, rate[k][REPS / 2], rate[k][0], rate[k][REPS - 1],
+                   values[k] ? 100.0 * (double)stolen[k] / (double)values[k] : 0,
                    stolen[k] ? (double)retry[k] / (double)stolen[k] : 0);
         }
     }
@@ -97,10 +97,11 @@ static void shake(double until, uint64_t seed) {
         };
         mix_result r;
         if (run_mix(ops, &p, &r) != 0) {
-            fprintf(stderr, "  failed round %d: %s thieves=%d burst<=%u pop=%u%%x%u yield=%u%% "
-                            "seed=%llu\n",
-                    rounds, ops->name, p.nthieves, p.burst_max, p.pop_pct, p.pop_max,
-                    p.yield_pct, (unsigned long long)p.seed);
+            fprintf(stderr,
+                    "  failed round %d: %s thieves=%d burst<=%u pop=%u%%x%u yield=%u%% "
+                    "seed=%llu\n",
+                    rounds, ops->name, p.nthieves, p.burst_max, p.pop_pct, p.pop_max, p.yield_pct,
+                    (unsigned long long)p.seed);
             failures++;
         }
         values += r.produced;
@@ -114,16 +115,35 @@ int main(void) {
     double t0 = now_s(), budget = budget_s();
     const workload w[] = {
         /* The owner alone: the cost of push + pop with no thief around. */
-        {"owner_only", {.name = "owner_only", .nthieves = 0, .nitems = 8u << 20,
-                        .burst_max = 64, .pop_pct = 100, .pop_max = 64, .light = true,
-                        .deadline_s = 30}},
+        {"owner_only",
+         {.name = "owner_only",
+          .nthieves = 0,
+          .nitems = 8u << 20,
+          .burst_max = 64,
+          .pop_pct = 100,
+          .pop_max = 64,
+          .light = true,
+          .deadline_s = 30}},
         /* Fork-join like: the owner pushes and pops, 3 thieves take the rest. */
-        {"balanced", {.name = "balanced", .nthieves = 3, .nitems = 4u << 20, .burst_max = 16,
-                      .pop_pct = 50, .pop_max = 16, .light = true, .deadline_s = 30}},
+        {"balanced",
+         {.name = "balanced",
+          .nthieves = 3,
+          .nitems = 4u << 20,
+          .burst_max = 16,
+          .pop_pct = 50,
+          .pop_max = 16,
+          .light = true,
+          .deadline_s = 30}},
         /* One producer feeding 7 thieves: every value is stolen. */
-        {"steal_heavy", {.name = "steal_heavy", .nthieves = 7, .nitems = 2u << 20,
-                         .burst_max = 8, .pop_pct = 0, .pop_max = 1, .light = true,
-                         .deadline_s = 30}},
+        {"steal_heavy",
+         {.name = "steal_heavy",
+          .nthieves = 7,
+          .nitems = 2u << 20,
+          .burst_max = 8,
+          .pop_pct = 0,
+          .pop_max = 1,
+          .light = true,
+          .deadline_s = 30}},
     };
     size_t nw = sizeof w / sizeof w[0];
     /* A third of the budget for the comparison, the rest for the shake. */

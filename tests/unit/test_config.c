@@ -46,13 +46,15 @@ static void clear_herd_env(void) {
         for (char **e = environ; e && *e; e++) {
             if (strncmp(*e, "HERD_", 5) == 0) {
                 size_t len = strcspn(*e, "=");
-                if (len >= sizeof name) len = sizeof name - 1;
+                if (len >= sizeof name)
+                    len = sizeof name - 1;
                 memcpy(name, *e, len);
                 name[len] = '\0';
                 break;
             }
         }
-        if (!name[0]) return;
+        if (!name[0])
+            return;
         unsetenv(name);
     }
 }
@@ -98,7 +100,8 @@ static int count_lines(const char *s) {
 static int resolve_with(const herd_config *cfg, const char *var, const char *value,
                         herd__settings *s) {
     clear_herd_env();
-    if (var && value) setenv(var, value, 1);
+    if (var && value)
+        setenv(var, value, 1);
     capture_begin();
     int rc = herd__settings_resolve(cfg, s);
     capture_end();
@@ -175,10 +178,14 @@ static void test_defaults(void) {
 
 static void test_workers(void) {
     herd__settings s;
-    if (accept_env("HERD_WORKERS", "1", &s)) CHECK(s.workers == 1);
-    if (accept_env("HERD_WORKERS", "16", &s)) CHECK(s.workers == 16);
-    if (accept_env("HERD_WORKERS", "4096", &s)) CHECK(s.workers == 4096);
-    if (accept_env("HERD_WORKERS", "+8", &s)) CHECK(s.workers == 8);
+    if (accept_env("HERD_WORKERS", "1", &s))
+        CHECK(s.workers == 1);
+    if (accept_env("HERD_WORKERS", "16", &s))
+        CHECK(s.workers == 16);
+    if (accept_env("HERD_WORKERS", "4096", &s))
+        CHECK(s.workers == 4096);
+    if (accept_env("HERD_WORKERS", "+8", &s))
+        CHECK(s.workers == 8);
 
     reject_env("HERD_WORKERS", "", "empty value", "accepted", WORKERS_FORMS);
     reject_env("HERD_WORKERS", "0", "out of range", "accepted", WORKERS_FORMS);
@@ -191,9 +198,12 @@ static void test_workers(void) {
     reject_env("HERD_WORKERS", " 4", "not a decimal integer", "accepted", WORKERS_FORMS);
     reject_env("HERD_WORKERS", "0x10", "trailing", "accepted", WORKERS_FORMS);
     /* auto: counted by herd_start from the free PUs (src/place/mapper.h). */
-    if (accept_env("HERD_WORKERS", "auto", &s)) CHECK(s.workers == 0 && s.workers_auto == 1);
-    if (accept_env("HERD_WORKERS", "AUTO", &s)) CHECK(s.workers_auto == 1);
-    if (accept_env("HERD_WORKERS", "3", &s)) CHECK(s.workers_auto == 0);
+    if (accept_env("HERD_WORKERS", "auto", &s))
+        CHECK(s.workers == 0 && s.workers_auto == 1);
+    if (accept_env("HERD_WORKERS", "AUTO", &s))
+        CHECK(s.workers_auto == 1);
+    if (accept_env("HERD_WORKERS", "3", &s))
+        CHECK(s.workers_auto == 0);
     reject_env("HERD_WORKERS", "autox", "not a decimal integer", "accepted", WORKERS_FORMS);
 }
 
@@ -201,7 +211,8 @@ static void test_registry(void) {
     herd__settings s;
     if (accept_env("HERD_REGISTRY", "/tmp/my-registry", &s))
         CHECK(strcmp(s.registry, "/tmp/my-registry") == 0);
-    if (accept_env("HERD_BIND", "xll", &s)) CHECK(s.registry[0] == '\0');
+    if (accept_env("HERD_BIND", "xll", &s))
+        CHECK(s.registry[0] == '\0');
     reject_env("HERD_REGISTRY", "", "empty value", "accepted", "the path of the registry file");
 }
 
@@ -212,15 +223,19 @@ static void test_sched(void) {
                                 "mts", "central",    "lifo", "fifo"};
     herd__settings s;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (accept_env("HERD_SCHED", all[i], &s)) CHECK(strcmp(s.sched, all[i]) == 0);
-    if (accept_env("HERD_SCHED", "auto", &s)) CHECK(strcmp(s.sched, "auto") == 0);
+        if (accept_env("HERD_SCHED", all[i], &s))
+            CHECK(strcmp(s.sched, all[i]) == 0);
+    if (accept_env("HERD_SCHED", "auto", &s))
+        CHECK(strcmp(s.sched, "auto") == 0);
     /* Names ignore case and are stored in their lower-case spelling. */
-    if (accept_env("HERD_SCHED", "WS", &s)) CHECK(strcmp(s.sched, "ws") == 0);
-    if (accept_env("HERD_SCHED", "Numa-Random", &s)) CHECK(strcmp(s.sched, "numa-random") == 0);
+    if (accept_env("HERD_SCHED", "WS", &s))
+        CHECK(strcmp(s.sched, "ws") == 0);
+    if (accept_env("HERD_SCHED", "Numa-Random", &s))
+        CHECK(strcmp(s.sched, "numa-random") == 0);
     /* The exact line, once, as the documentation shows it. */
     CHECK(resolve_with(NULL, "HERD_SCHED", "mst", &s) == HERD_EINVAL);
-    CHECK(strcmp(captured, "herd: HERD_SCHED=mst: unknown scheduler; accepted: " SCHED_FORMS
-                           "\n") == 0);
+    CHECK(strcmp(captured,
+                 "herd: HERD_SCHED=mst: unknown scheduler; accepted: " SCHED_FORMS "\n") == 0);
     reject_env("HERD_SCHED", "steal", "unknown scheduler", "accepted", SCHED_FORMS);
     reject_env("HERD_SCHED", "ws ", "unknown scheduler", "accepted", SCHED_FORMS);
     reject_env("HERD_SCHED", "", "empty value", "accepted", SCHED_FORMS);
@@ -228,15 +243,24 @@ static void test_sched(void) {
 
 static void test_bind(void) {
     herd__settings s;
-    if (accept_env("HERD_BIND", "none", &s)) CHECK(s.bind == HERD__BIND_NONE);
-    if (accept_env("HERD_BIND", "compact", &s)) CHECK(s.bind == HERD__BIND_COMPACT);
-    if (accept_env("HERD_BIND", "scatter", &s)) CHECK(s.bind == HERD__BIND_SCATTER);
-    if (accept_env("HERD_BIND", "Scatter", &s)) CHECK(s.bind == HERD__BIND_SCATTER);
-    if (accept_env("HERD_BIND", "numa-priority", &s)) CHECK(s.bind == HERD__BIND_NUMA_PRIORITY);
-    if (accept_env("HERD_BIND", "NUMA-Priority", &s)) CHECK(s.bind == HERD__BIND_NUMA_PRIORITY);
-    if (accept_env("HERD_BIND", "static", &s)) CHECK(s.bind == HERD__BIND_STATIC);
-    if (accept_env("HERD_BIND", "BLL", &s)) CHECK(s.bind == HERD__BIND_BLL);
-    if (accept_env("HERD_BIND", "xll", &s)) CHECK(s.bind == HERD__BIND_XLL);
+    if (accept_env("HERD_BIND", "none", &s))
+        CHECK(s.bind == HERD__BIND_NONE);
+    if (accept_env("HERD_BIND", "compact", &s))
+        CHECK(s.bind == HERD__BIND_COMPACT);
+    if (accept_env("HERD_BIND", "scatter", &s))
+        CHECK(s.bind == HERD__BIND_SCATTER);
+    if (accept_env("HERD_BIND", "Scatter", &s))
+        CHECK(s.bind == HERD__BIND_SCATTER);
+    if (accept_env("HERD_BIND", "numa-priority", &s))
+        CHECK(s.bind == HERD__BIND_NUMA_PRIORITY);
+    if (accept_env("HERD_BIND", "NUMA-Priority", &s))
+        CHECK(s.bind == HERD__BIND_NUMA_PRIORITY);
+    if (accept_env("HERD_BIND", "static", &s))
+        CHECK(s.bind == HERD__BIND_STATIC);
+    if (accept_env("HERD_BIND", "BLL", &s))
+        CHECK(s.bind == HERD__BIND_BLL);
+    if (accept_env("HERD_BIND", "xll", &s))
+        CHECK(s.bind == HERD__BIND_XLL);
     const char *forms = "none, compact, scatter, numa-priority, static, bll, xll";
     reject_env("HERD_BIND", "spread", "unknown binding policy", "accepted", forms);
     reject_env("HERD_BIND", "", "empty value", "accepted", forms);
@@ -259,7 +283,8 @@ static void test_topology(void) {
     CHECK(strstr(captured, "...: too long") != NULL);
     CHECK(count_lines(captured) == 1);
     longval[1023] = '\0'; /* the longest that fits */
-    if (accept_env("HERD_TOPOLOGY", longval, &s)) CHECK(strlen(s.topology) == 1023);
+    if (accept_env("HERD_TOPOLOGY", longval, &s))
+        CHECK(strlen(s.topology) == 1023);
 }
 
 static void test_shepherd(void) {
@@ -330,14 +355,20 @@ static void test_stack(void) {
 
 static void test_idle(void) {
     herd__settings s;
-    if (accept_env("HERD_IDLE", "spin", &s)) CHECK(s.idle == HERD__IDLE_SPIN);
-    if (accept_env("HERD_IDLE", "sleep", &s)) CHECK(s.idle == HERD__IDLE_SLEEP);
-    if (accept_env("HERD_IDLE", "adaptive", &s)) CHECK(s.idle == HERD__IDLE_ADAPTIVE);
-    if (accept_env("HERD_IDLE", "SPIN", &s)) CHECK(s.idle == HERD__IDLE_SPIN);
-    if (accept_env("HERD_IDLE", "adaptive", &s)) CHECK(s.spin_us == 0); /* the default */
+    if (accept_env("HERD_IDLE", "spin", &s))
+        CHECK(s.idle == HERD__IDLE_SPIN);
+    if (accept_env("HERD_IDLE", "sleep", &s))
+        CHECK(s.idle == HERD__IDLE_SLEEP);
+    if (accept_env("HERD_IDLE", "adaptive", &s))
+        CHECK(s.idle == HERD__IDLE_ADAPTIVE);
+    if (accept_env("HERD_IDLE", "SPIN", &s))
+        CHECK(s.idle == HERD__IDLE_SPIN);
+    if (accept_env("HERD_IDLE", "adaptive", &s))
+        CHECK(s.spin_us == 0); /* the default */
     if (accept_env("HERD_IDLE", "adaptive:250", &s))
         CHECK(s.idle == HERD__IDLE_ADAPTIVE && s.spin_us == 250);
-    if (accept_env("HERD_IDLE", "Adaptive:1000000", &s)) CHECK(s.spin_us == 1000000);
+    if (accept_env("HERD_IDLE", "Adaptive:1000000", &s))
+        CHECK(s.spin_us == 1000000);
     const char *forms = "spin, sleep, adaptive, adaptive:US (US from 1 to 1000000 microseconds)";
     reject_env("HERD_IDLE", "busy", "unknown idle policy", "accepted", forms);
     reject_env("HERD_IDLE", "", "empty value", "accepted", forms);
@@ -357,15 +388,20 @@ static void test_idle(void) {
 
 static void test_spawn_steal(void) {
     herd__settings s;
-    if (accept_env("HERD_SPAWN", "help-first", &s)) CHECK(s.spawn == HERD__SPAWN_HELP_FIRST);
-    if (accept_env("HERD_SPAWN", "Work-First", &s)) CHECK(s.spawn == HERD__SPAWN_WORK_FIRST);
+    if (accept_env("HERD_SPAWN", "help-first", &s))
+        CHECK(s.spawn == HERD__SPAWN_HELP_FIRST);
+    if (accept_env("HERD_SPAWN", "Work-First", &s))
+        CHECK(s.spawn == HERD__SPAWN_WORK_FIRST);
     reject_env("HERD_SPAWN", "eager", "unknown spawn policy", "accepted", "help-first, work-first");
     reject_env("HERD_SPAWN", "", "empty value", "accepted", "help-first, work-first");
-    if (accept_env("HERD_STEAL", "one", &s)) CHECK(s.steal == HERD__TAKE_ONE);
-    if (accept_env("HERD_STEAL", "HALF", &s)) CHECK(s.steal == HERD__TAKE_HALF);
+    if (accept_env("HERD_STEAL", "one", &s))
+        CHECK(s.steal == HERD__TAKE_ONE);
+    if (accept_env("HERD_STEAL", "HALF", &s))
+        CHECK(s.steal == HERD__TAKE_HALF);
     if (accept_env("HERD_STEAL", "chunk:4", &s))
         CHECK(s.steal == HERD__TAKE_CHUNK && s.steal_chunk == 4);
-    if (accept_env("HERD_STEAL", "chunk:65536", &s)) CHECK(s.steal_chunk == 65536);
+    if (accept_env("HERD_STEAL", "chunk:65536", &s))
+        CHECK(s.steal_chunk == 65536);
     reject_env("HERD_STEAL", "chunk:0", "out of range", "accepted", STEAL_FORMS);
     reject_env("HERD_STEAL", "chunk:65537", "out of range", "accepted", STEAL_FORMS);
     reject_env("HERD_STEAL", "chunk:", "empty value", "accepted", STEAL_FORMS);
@@ -391,8 +427,10 @@ static void test_spawn_steal(void) {
 
 static void test_stats(void) {
     herd__settings s;
-    if (accept_env("HERD_STATS", "", &s)) CHECK(s.stats == HERD__STATS_OFF);
-    if (accept_env("HERD_STATS", "0", &s)) CHECK(s.stats == HERD__STATS_OFF);
+    if (accept_env("HERD_STATS", "", &s))
+        CHECK(s.stats == HERD__STATS_OFF);
+    if (accept_env("HERD_STATS", "0", &s))
+        CHECK(s.stats == HERD__STATS_OFF);
     if (accept_env("HERD_STATS", "1", &s))
         CHECK(s.stats == HERD__STATS_TABLE && s.stats_path[0] == '\0');
     if (accept_env("HERD_STATS", "/tmp/run 1/stats.json", &s)) {
@@ -413,13 +451,20 @@ static void test_stats(void) {
 
 static void test_stack_guard(void) {
     herd__settings s;
-    if (accept_env("HERD_STACK_GUARD", "1", &s)) CHECK(s.stack_guard == 1);
-    if (accept_env("HERD_STACK_GUARD", "on", &s)) CHECK(s.stack_guard == 1);
-    if (accept_env("HERD_STACK_GUARD", "0", &s)) CHECK(s.stack_guard == 0);
-    if (accept_env("HERD_STACK_GUARD", "off", &s)) CHECK(s.stack_guard == 0);
-    if (accept_env("HERD_STACK_GUARD", "OFF", &s)) CHECK(s.stack_guard == 0);
-    if (accept_env("HERD_STACK_GUARD", "On", &s)) CHECK(s.stack_guard == 1);
-    if (accept_env("HERD_STACK_GUARD", "on", &s)) CHECK(s.stack_guard_size == 0);
+    if (accept_env("HERD_STACK_GUARD", "1", &s))
+        CHECK(s.stack_guard == 1);
+    if (accept_env("HERD_STACK_GUARD", "on", &s))
+        CHECK(s.stack_guard == 1);
+    if (accept_env("HERD_STACK_GUARD", "0", &s))
+        CHECK(s.stack_guard == 0);
+    if (accept_env("HERD_STACK_GUARD", "off", &s))
+        CHECK(s.stack_guard == 0);
+    if (accept_env("HERD_STACK_GUARD", "OFF", &s))
+        CHECK(s.stack_guard == 0);
+    if (accept_env("HERD_STACK_GUARD", "On", &s))
+        CHECK(s.stack_guard == 1);
+    if (accept_env("HERD_STACK_GUARD", "on", &s))
+        CHECK(s.stack_guard_size == 0);
     /* A size: on, with that guard. */
     if (accept_env("HERD_STACK_GUARD", "256M", &s))
         CHECK(s.stack_guard == 1 && s.stack_guard_size == (size_t)256 << 20);
@@ -470,8 +515,7 @@ static void test_config_wins(void) {
     cfg.bind = NULL;
     CHECK(resolve_with(&cfg, "HERD_BIND", "none", &s) == 0 && s.bind == HERD__BIND_NONE);
     cfg.bind = "numa-priority";
-    CHECK(resolve_with(&cfg, "HERD_BIND", "none", &s) == 0 &&
-          s.bind == HERD__BIND_NUMA_PRIORITY);
+    CHECK(resolve_with(&cfg, "HERD_BIND", "none", &s) == 0 && s.bind == HERD__BIND_NUMA_PRIORITY);
 
     cfg = zero_config();
     cfg.topology = "pack:1 core:2 pu:2";
@@ -568,8 +612,10 @@ static void test_trace(void) {
     reject_env("HERD_TRACE", "", "empty value", "accepted", forms);
     reject_env("HERD_TRACE", "/nonexistent-herd-dir/t.json",
                "directory /nonexistent-herd-dir does not exist", "accepted", forms);
-    reject_env("HERD_TRACE", "/nonexistent-herd-dir/", "directory /nonexistent-herd-dir does not "
-               "exist", "accepted", forms);
+    reject_env("HERD_TRACE", "/nonexistent-herd-dir/",
+               "directory /nonexistent-herd-dir does not "
+               "exist",
+               "accepted", forms);
     reject_env("HERD_TRACE", "/tmp", "is a directory", "accepted", forms);
     reject_env("HERD_TRACE", "/tmp/", "is a directory", "accepted", forms);
     reject_env("HERD_TRACE", "/dev/null/t.json", "cannot use the path (Not a directory)",
@@ -620,9 +666,9 @@ static void test_unknown_variables(void) {
     CHECK(resolve_with(NULL, "herd_workers", "x", &s) == 0 && captured[0] == '\0');
     CHECK(resolve_with(NULL, "HERDSMAN", "x", &s) == 0 && captured[0] == '\0');
 
-
     /* An unknown name is rejected even when every field comes from cfg. */
-    herd_config cfg = {4, "ws", "none", "pack:1 pu:2", "pu", 65536, "spin", "1", 1, NULL, NULL, NULL};
+    herd_config cfg = {4,      "ws", "none", "pack:1 pu:2", "pu", 65536,
+                       "spin", "1",  1,      NULL,          NULL, NULL};
     CHECK(resolve_with(&cfg, "HERD_WORKER", "4", &s) == HERD_EINVAL);
     CHECK(strstr(captured, "(did you mean HERD_WORKERS?)") != NULL);
     CHECK(resolve_with(&cfg, NULL, NULL, &s) == 0);

@@ -10,17 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define FAIL(...)                                                                                 \
-    do {                                                                                          \
-        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                           \
-        fprintf(stderr, __VA_ARGS__);                                                             \
-        fputc('\n', stderr);                                                                      \
-        exit(1);                                                                                  \
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                            \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+        exit(1);                                                                                   \
     } while (0)
-#define CHECK(c)                                                                                  \
-    do {                                                                                          \
-        if (!(c))                                                                                 \
-            FAIL("check failed: %s", #c);                                                         \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            FAIL("check failed: %s", #c);                                                          \
     } while (0)
 
 #define STACK_BYTES (256 * 1024)
@@ -31,10 +31,12 @@ static void *main_ctx, *co_ctx;
 /* noinline with many live values: they sit in callee-saved registers across
  * the switches, so a register the switch forgot would show up here. */
 __attribute__((noinline)) static uint64_t churn(uint64_t seed, double dseed) {
-    uint64_t a = seed * 3, b = seed ^ 0x5555, c = seed + 7, d = seed * seed, e = ~seed, f = seed >> 1;
+    uint64_t a = seed * 3, b = seed ^ 0x5555, c = seed + 7, d = seed * seed, e = ~seed,
+             f = seed >> 1;
     double x = dseed * 1.5, y = dseed + 2.25, z = dseed * dseed, t = dseed - 0.5;
     for (int i = 0; i < 4; i++) {
-        uint64_t got = (uint64_t)(uintptr_t)herd__ctx_swap(&co_ctx, main_ctx, (void *)(uintptr_t)(seed + i));
+        uint64_t got =
+            (uint64_t)(uintptr_t)herd__ctx_swap(&co_ctx, main_ctx, (void *)(uintptr_t)(seed + i));
         CHECK(got == (uint64_t)i + 1000);
         a += b, b ^= c, c += d, d ^= e, e += f, f ^= a;
         x += y, y *= 1.0001, z -= t, t += 0.125;
@@ -43,7 +45,8 @@ __attribute__((noinline)) static uint64_t churn(uint64_t seed, double dseed) {
 }
 
 static uint64_t churn_expected(uint64_t seed, double dseed) {
-    uint64_t a = seed * 3, b = seed ^ 0x5555, c = seed + 7, d = seed * seed, e = ~seed, f = seed >> 1;
+    uint64_t a = seed * 3, b = seed ^ 0x5555, c = seed + 7, d = seed * seed, e = ~seed,
+             f = seed >> 1;
     double x = dseed * 1.5, y = dseed + 2.25, z = dseed * dseed, t = dseed - 0.5;
     for (int i = 0; i < 4; i++) {
         a += b, b ^= c, c += d, d ^= e, e += f, f ^= a;

@@ -76,7 +76,9 @@ static void cl_fini(void *q) {
     free(q);
 }
 
-static int cl_push(void *q, uint64_t v) { return herd__cl_push(q, (void *)(uintptr_t)v); }
+static int cl_push(void *q, uint64_t v) {
+    return herd__cl_push(q, (void *)(uintptr_t)v);
+}
 
 static bool cl_pop(void *q, uint64_t *v) {
     void *x;
@@ -94,7 +96,9 @@ static herd__steal_result cl_steal(void *q, uint64_t *v) {
     return r;
 }
 
-static int cl_grew(void *q) { return ((herd__cl *)q)->retired != NULL; }
+static int cl_grew(void *q) {
+    return ((herd__cl *)q)->retired != NULL;
+}
 
 static const deque_ops chase_lev_ops = {
     .name = "chase_lev",
@@ -111,7 +115,9 @@ static const deque_ops chase_lev_ops = {
 
 #define SDQ_CAP (1u << 20)
 
-static void sdq_marker_fn(void *arg) { (void)arg; }
+static void sdq_marker_fn(void *arg) {
+    (void)arg;
+}
 
 static int sdq_init(void **q) {
     herd__sdq *d = aligned_alloc(64, sizeof *d);
@@ -192,14 +198,14 @@ static const deque_ops *const all_kinds[] = {&chase_lev_ops, &split_deque_ops};
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                    \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-            failures++;                                                                        \
-        }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static double now_s(void) {
@@ -217,7 +223,9 @@ static uint64_t rng_next(uint64_t *s) { /* xorshift64* */
     return x * 0x2545F4914F6CDD1DULL;
 }
 
-static uint64_t payload_of(uint64_t v) { return v * 0x9E3779B97F4A7C15ULL + 1; }
+static uint64_t payload_of(uint64_t v) {
+    return v * 0x9E3779B97F4A7C15ULL + 1;
+}
 
 /* ------------------------------------------------------------ run_mix */
 
@@ -225,17 +233,17 @@ static uint64_t payload_of(uint64_t v) { return v * 0x9E3779B97F4A7C15ULL + 1; }
 
 typedef struct mix_params {
     const char *name;
-    int nthieves;        /* 1..MAX_THIEVES */
-    uint64_t nitems;     /* values 0..nitems-1, at most */
-    unsigned burst_max;  /* owner pushes 1..burst_max values in a row */
-    unsigned pop_pct;    /* after a burst, chance (percent) that the owner pops */
-    unsigned pop_max;    /* ... 1..pop_max values */
-    unsigned yield_pct;  /* randomised mode: chance per operation of a sched_yield (0 off) */
-    bool stop_when_fed;  /* owner stops producing once every thief has taken a value */
-    bool light;          /* throughput mode: no per-value counter or payload, checks
-                          * only the count, the sum and the FIFO order of steals */
-    double time_cap_s;   /* owner stops producing after this long */
-    double deadline_s;   /* the whole run must finish within this (else: failure) */
+    int nthieves;       /* 1..MAX_THIEVES */
+    uint64_t nitems;    /* values 0..nitems-1, at most */
+    unsigned burst_max; /* owner pushes 1..burst_max values in a row */
+    unsigned pop_pct;   /* after a burst, chance (percent) that the owner pops */
+    unsigned pop_max;   /* ... 1..pop_max values */
+    unsigned yield_pct; /* randomised mode: chance per operation of a sched_yield (0 off) */
+    bool stop_when_fed; /* owner stops producing once every thief has taken a value */
+    bool light;         /* throughput mode: no per-value counter or payload, checks
+                         * only the count, the sum and the FIFO order of steals */
+    double time_cap_s;  /* owner stops producing after this long */
+    double deadline_s;  /* the whole run must finish within this (else: failure) */
     uint64_t seed;
 } mix_params;
 
@@ -255,9 +263,9 @@ typedef struct mix_shared {
     const deque_ops *ops;
     const mix_params *p;
     void *q;
-    uint64_t *payload;           /* plain: written by the owner before the push */
-    _Atomic uint32_t *seen;      /* per value: how many times it was taken */
-    _Atomic uint64_t sum;        /* of the values taken */
+    uint64_t *payload;      /* plain: written by the owner before the push */
+    _Atomic uint32_t *seen; /* per value: how many times it was taken */
+    _Atomic uint64_t sum;   /* of the values taken */
     _Atomic uint64_t dup, payload_err, order_err;
     _Atomic int stop;
     _Atomic int started; /* thieves running: the owner waits for all of them */
@@ -442,14 +450,14 @@ static int run_mix(const deque_ops *ops, const mix_params *p, mix_result *res) {
         multi += c > 1;
     }
     uint64_t adapter = atomic_load(&adapter_errors) - before_err;
-#define MIXCHECK(cond, ...)                                                                    \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "FAIL %s/%s: %s: ", ops->name, p->name, #cond);                    \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-            bad = 1;                                                                           \
-        }                                                                                      \
+#define MIXCHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s/%s: %s: ", ops->name, p->name, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            bad = 1;                                                                               \
+        }                                                                                          \
     } while (0)
     MIXCHECK(!late, "not drained within %.1fs: %llu of %llu taken", p->deadline_s,
              (unsigned long long)(pops + res->steal_ok), (unsigned long long)next);
@@ -462,8 +470,7 @@ static int run_mix(const deque_ops *ops, const mix_params *p, mix_result *res) {
              (unsigned long long)sum);
     MIXCHECK(s->payload_err == 0, "%llu payloads not visible to the taker",
              (unsigned long long)s->payload_err);
-    MIXCHECK(s->order_err == 0, "%llu steals out of FIFO order",
-             (unsigned long long)s->order_err);
+    MIXCHECK(s->order_err == 0, "%llu steals out of FIFO order", (unsigned long long)s->order_err);
     MIXCHECK(adapter == 0, "%llu corrupted task copies", (unsigned long long)adapter);
 #undef MIXCHECK
 
@@ -509,8 +516,8 @@ static void test_smoke(const deque_ops *ops) {
             ops->publish_all(q);
         for (uint64_t i = 0; i < N; i++) {
             herd__steal_result r = ops->steal(q, &v);
-            CHECK(r == HERD__STEAL_OK && v == 1000 + i, "%s: steal #%llu gave %d/%llu",
-                  ops->name, (unsigned long long)i, (int)r, (unsigned long long)v);
+            CHECK(r == HERD__STEAL_OK && v == 1000 + i, "%s: steal #%llu gave %d/%llu", ops->name,
+                  (unsigned long long)i, (int)r, (unsigned long long)v);
         }
         CHECK(ops->steal(q, &v) == HERD__STEAL_EMPTY, "%s: steal after drain", ops->name);
         CHECK(!ops->pop(q, &v), "%s: pop after steals drained it", ops->name);
@@ -525,8 +532,8 @@ static void test_smoke(const deque_ops *ops) {
         for (int turn = 0; lo < hi; turn++) {
             if (turn & 1) {
                 bool ok = ops->pop(q, &v);
-                CHECK(ok && v == hi - 1, "%s: mixed pop gave %d/%llu, want %llu", ops->name,
-                      ok, (unsigned long long)v, (unsigned long long)(hi - 1));
+                CHECK(ok && v == hi - 1, "%s: mixed pop gave %d/%llu, want %llu", ops->name, ok,
+                      (unsigned long long)v, (unsigned long long)(hi - 1));
                 hi--;
             } else {
                 herd__steal_result r = ops->steal(q, &v);
@@ -577,33 +584,72 @@ int main(void) {
         test_smoke(ops);
 
         /* Single producer, one thief: the owner pushes, then pops the rest. */
-        mix(ops, &(mix_params){.name = "spsc", .nthieves = 1, .nitems = scaled(200000),
-                               .burst_max = 16, .pop_pct = 0, .pop_max = 1, .time_cap_s = 5,
-                               .deadline_s = 20, .seed = 1});
+        mix(ops, &(mix_params){.name = "spsc",
+                               .nthieves = 1,
+                               .nitems = scaled(200000),
+                               .burst_max = 16,
+                               .pop_pct = 0,
+                               .pop_max = 1,
+                               .time_cap_s = 5,
+                               .deadline_s = 20,
+                               .seed = 1});
         /* Stampede: owner pushing and popping, 7 thieves at once (more threads
          * than cores is intended). */
-        mix(ops, &(mix_params){.name = "stampede", .nthieves = 7, .nitems = scaled(200000),
-                               .burst_max = 8, .pop_pct = 50, .pop_max = 4, .time_cap_s = 5,
-                               .deadline_s = 20, .seed = 2});
+        mix(ops, &(mix_params){.name = "stampede",
+                               .nthieves = 7,
+                               .nitems = scaled(200000),
+                               .burst_max = 8,
+                               .pop_pct = 50,
+                               .pop_max = 4,
+                               .time_cap_s = 5,
+                               .deadline_s = 20,
+                               .seed = 2});
         /* Stampede with the owner mostly popping: the last-element race. */
-        mix(ops, &(mix_params){.name = "last_element", .nthieves = 4, .nitems = scaled(100000),
-                               .burst_max = 2, .pop_pct = 90, .pop_max = 2, .yield_pct = 1,
-                               .time_cap_s = 5, .deadline_s = 20, .seed = 3});
+        mix(ops, &(mix_params){.name = "last_element",
+                               .nthieves = 4,
+                               .nitems = scaled(100000),
+                               .burst_max = 2,
+                               .pop_pct = 90,
+                               .pop_max = 2,
+                               .yield_pct = 1,
+                               .time_cap_s = 5,
+                               .deadline_s = 20,
+                               .seed = 3});
         /* No starvation: the owner only pushes, one at a time; every thief
          * must get a value before the owner gives up. */
-        mix(ops, &(mix_params){.name = "no_starvation", .nthieves = 6, .nitems = 1u << 20,
-                               .burst_max = 1, .pop_pct = 0, .pop_max = 1, .yield_pct = 1,
-                               .stop_when_fed = true, .time_cap_s = 10, .deadline_s = 20,
+        mix(ops, &(mix_params){.name = "no_starvation",
+                               .nthieves = 6,
+                               .nitems = 1u << 20,
+                               .burst_max = 1,
+                               .pop_pct = 0,
+                               .pop_max = 1,
+                               .yield_pct = 1,
+                               .stop_when_fed = true,
+                               .time_cap_s = 10,
+                               .deadline_s = 20,
                                .seed = 4});
         /* Every value exactly once, randomised schedules. */
-        mix(ops, &(mix_params){.name = "exactly_once", .nthieves = 5, .nitems = scaled(150000),
-                               .burst_max = 32, .pop_pct = 30, .pop_max = 16, .yield_pct = 2,
-                               .time_cap_s = 5, .deadline_s = 20, .seed = 5});
+        mix(ops, &(mix_params){.name = "exactly_once",
+                               .nthieves = 5,
+                               .nitems = scaled(150000),
+                               .burst_max = 32,
+                               .pop_pct = 30,
+                               .pop_max = 16,
+                               .yield_pct = 2,
+                               .time_cap_s = 5,
+                               .deadline_s = 20,
+                               .seed = 5});
         /* Growth under concurrent steals: long bursts into a 4-slot array. */
         if (ops->grew)
-            mix(ops, &(mix_params){.name = "growth", .nthieves = 4, .nitems = scaled(200000),
-                                   .burst_max = 4096, .pop_pct = 10, .pop_max = 64,
-                                   .time_cap_s = 5, .deadline_s = 20, .seed = 6});
+            mix(ops, &(mix_params){.name = "growth",
+                                   .nthieves = 4,
+                                   .nitems = scaled(200000),
+                                   .burst_max = 4096,
+                                   .pop_pct = 10,
+                                   .pop_max = 64,
+                                   .time_cap_s = 5,
+                                   .deadline_s = 20,
+                                   .seed = 6});
     }
     if (failures) {
         fprintf(stderr, "deque battery: %d failure(s)\n", failures);

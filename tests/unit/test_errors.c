@@ -16,7 +16,9 @@
 #include <stdint.h>
 #include <string.h>
 
-static void nop(void *p) { (void)p; }
+static void nop(void *p) {
+    (void)p;
+}
 static uint64_t nop_future(void *p) {
     (void)p;
     return 1;
@@ -164,7 +166,9 @@ static void capture_stderr(void (*fn)(void *), void *arg, char *buf, size_t len)
 }
 
 static int start_rc;
-static void start_into(void *p) { start_rc = herd_start(p); }
+static void start_into(void *p) {
+    start_rc = herd_start(p);
+}
 
 static void check_bad_settings(void) {
     char saved[64] = "";
@@ -285,8 +289,8 @@ int main(void) {
     check_outside_task();
 
     STEP("herd_strerror");
-    const int codes[] = {HERD_OK,   HERD_EINVAL, HERD_ENOMEM, HERD_ENOTASK,
-                         HERD_ESTATE, HERD_EBUSY, HERD_ESYS,  HERD_ETASK};
+    const int codes[] = {HERD_OK,     HERD_EINVAL, HERD_ENOMEM, HERD_ENOTASK,
+                         HERD_ESTATE, HERD_EBUSY,  HERD_ESYS,   HERD_ETASK};
     const int ncodes = (int)(sizeof codes / sizeof codes[0]);
     for (int i = 0; i < ncodes; i++) {
         const char *s = herd_strerror(codes[i]);

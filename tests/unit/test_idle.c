@@ -35,7 +35,9 @@ static void sleep_ms(long ms) {
         ;
 }
 
-static void leaf(void *arg) { (void)arg; }
+static void leaf(void *arg) {
+    (void)arg;
+}
 
 static void burst(void *arg) {
     (void)arg;

@@ -152,9 +152,9 @@ static void root(void *p) {
     CHECK_RC(herd_loop(0, 10, 1, (herd_loop_kind)99, mark, &base), HERD_EINVAL);
     CHECK_RC(herd_loop(0, 10, 1, HERD_LOOP_SPLIT, NULL, &base), HERD_EINVAL);
     int64_t zero = 0, sum;
-    CHECK_RC(herd_loop_reduce(0, 10, 1, HERD_LOOP_SPLIT, sum_body, NULL, NULL, &zero, &sum,
-                              sizeof sum),
-             HERD_EINVAL);
+    CHECK_RC(
+        herd_loop_reduce(0, 10, 1, HERD_LOOP_SPLIT, sum_body, NULL, NULL, &zero, &sum, sizeof sum),
+        HERD_EINVAL);
     CHECK_RC(herd_loop_reduce(0, 10, 1, HERD_LOOP_SPLIT, sum_body, sum_combine, NULL, &zero, &sum,
                               HERD_ARG_MAX + 1),
              HERD_EINVAL);

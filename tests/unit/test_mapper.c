@@ -52,7 +52,8 @@ static int choose(herd__reg *r, herd__map_policy p, int worker) {
     char err[512];
     int pu = -1;
     int rc = herd__map_choose(r, p, NPU, os4, worker, NULL, NULL, &pu, err, sizeof err);
-    if (rc) fprintf(stderr, "choose: %s\n", err);
+    if (rc)
+        fprintf(stderr, "choose: %s\n", err);
     CHECK_OK(rc);
     return pu;
 }

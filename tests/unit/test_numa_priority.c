@@ -42,8 +42,7 @@ static int failures;
 
 static char err[512];
 
-static void load(herd__topo *t, const char *spec)
-{
+static void load(herd__topo *t, const char *spec) {
     err[0] = '\0';
     if (herd__topo_load(t, spec, err, sizeof err) != 0) {
         fprintf(stderr, "herd__topo_load(\"%s\"): %s\n", spec, err);
@@ -51,8 +50,7 @@ static void load(herd__topo *t, const char *spec)
     }
 }
 
-static void compute(const herd__topo *t, herd__prio *pr)
-{
+static void compute(const herd__topo *t, herd__prio *pr) {
     err[0] = '\0';
     if (herd__prio_compute(t, pr, err, sizeof err) != 0) {
         fprintf(stderr, "herd__prio_compute(%s): %s\n", t->source, err);
@@ -60,20 +58,17 @@ static void compute(const herd__topo *t, herd__prio *pr)
     }
 }
 
-static void check_order(const herd__topo *t, int n, const int *want)
-{
+static void check_order(const herd__topo *t, int n, const int *want) {
     int got[64];
     CHECK_EQ(herd__topo_place(t, HERD__BIND_NUMA_PRIORITY, n, got, err, sizeof err), 0);
     for (int i = 0; i < n; i++)
         if (got[i] != want[i]) {
-            fprintf(stderr, "%s: worker %d on PU %d, expected %d\n", t->source, i, got[i],
-                    want[i]);
+            fprintf(stderr, "%s: worker %d on PU %d, expected %d\n", t->source, i, got[i], want[i]);
             failures++;
         }
 }
 
-static void check_terms(const herd__prio *pr, int pu, long long p0, long long v1, long long v2)
-{
+static void check_terms(const herd__prio *pr, int pu, long long p0, long long v1, long long v2) {
     CHECK_EQ(pr->p0[pu], p0);
     CHECK_EQ(pr->v1[pu], v1);
     CHECK_EQ(pr->v2[pu], v2);
@@ -84,8 +79,7 @@ static void check_terms(const herd__prio *pr, int pu, long long p0, long long v1
  * distances: same package 2 (class 0), other package 3 (class 1); H = 2,
  * alpha = 2, 1. Every PU: P0 = 4; N0 = 3, N1 = 4, so V1 = 2*3 + 1*4 = 10;
  * P0 + V1 = 14 everywhere, so V2 = 2*3*14 + 1*4*14 = 140; priority 154. */
-static void test_two_packages(void)
-{
+static void test_two_packages(void) {
     herd__topo t;
     herd__prio pr;
     load(&t, "pack:2 numa:1 core:4 pu:1");
@@ -117,8 +111,7 @@ static void test_two_packages(void)
 
 /* Four packages of eight: P0 = 8, N0 = 7, N1 = 24, V1 = 2*7 + 24 = 38,
  * P0 + V1 = 46, V2 = 2*7*46 + 24*46 = 1748, priority 1794 everywhere. */
-static void test_four_packages(void)
-{
+static void test_four_packages(void) {
     herd__topo t;
     herd__prio pr;
     load(&t, "pack:4 numa:1 core:8 pu:1");
@@ -139,8 +132,7 @@ static void test_four_packages(void)
  * 3 (same package), 4 (other package): H = 4, alpha = 8, 4, 2, 1. PU 0 sees
  * 1, 2, 4 and 8 PUs at those hops: V1 = 8 + 8 + 8 + 8 = 32, P0 = 4, P0 + V1 =
  * 36 everywhere, V2 = 36 * 32 = 1152. The sibling comes first, then the node. */
-static void test_smt(void)
-{
+static void test_smt(void) {
     herd__topo t;
     herd__prio pr;
     load(&t, "pack:2 numa:2 core:2 pu:2");
@@ -160,8 +152,7 @@ static void test_smt(void)
  * matrix. Package 0: P0 = 2, N0 = 1, N1 = 4: V1 = 6, P0 + V1 = 8; package 1:
  * P0 = 4, N0 = 3, N1 = 2: V1 = 8, P0 + V1 = 12. V2 = 2*1*8 + 4*12 = 64 and
  * 2*3*12 + 2*8 = 88: priorities 72 and 100. The bigger node wins. */
-static void test_uneven_tree(void)
-{
+static void test_uneven_tree(void) {
     char path[64];
     topo_xml_make(path, sizeof path, "pack:2 numa:1 core:4 pu:1", 2, 0, NULL);
     herd__topo t;
@@ -195,8 +186,7 @@ static void test_uneven_tree(void)
  *   V2(2) = 4*(3*26) + 2*(4*28) + 1*(2*18)   = 572 -> 598
  * The middle node is best; from it, both others are one hop away, and node 2
  * (598) goes before node 0 (418). */
-static void test_matrix_line(void)
-{
+static void test_matrix_line(void) {
     static const hwloc_uint64_t line[9] = {10, 16, 22, 16, 10, 16, 22, 16, 10};
     char path[64];
     topo_xml_make(path, sizeof path, THREE, 2, 3, line);
@@ -249,8 +239,7 @@ static void test_matrix_line(void)
  * Master on PU 2 (node 1, lowest index); node 0 is one hop from it and node 2
  * two, so node 0 comes next. In the tree (no matrix) nodes 0 and 2 are both
  * "other package", and node 2's higher priority puts it first. */
-static void test_matrix_decides(void)
-{
+static void test_matrix_decides(void) {
     static const hwloc_uint64_t vee[9] = {10, 16, 16, 16, 10, 22, 16, 22, 10};
     char path[64];
     topo_xml_make(path, sizeof path, THREE, 2, 3, vee);
@@ -287,8 +276,7 @@ static void test_matrix_decides(void)
 
 /* Seven one-PU nodes whose 21 pairs all have distinct latencies: the classes
  * stop at HERD__PRIO_MAXHOPS and the farthest values share the last one. */
-static void test_many_classes(void)
-{
+static void test_many_classes(void) {
     hwloc_uint64_t m[49];
     int next = 11;
     for (int i = 0; i < 7; i++) {
@@ -318,8 +306,7 @@ static void test_many_classes(void)
     unlink(path);
 }
 
-static void test_single_pu_and_print(void)
-{
+static void test_single_pu_and_print(void) {
     herd__topo t;
     herd__prio pr;
     load(&t, "pack:1 core:1 pu:1");
@@ -355,8 +342,7 @@ static void test_single_pu_and_print(void)
     unlink(path);
 }
 
-static void test_real_machine(void)
-{
+static void test_real_machine(void) {
     herd__topo t;
     herd__prio pr;
     load(&t, NULL);
@@ -376,8 +362,7 @@ static void test_real_machine(void)
     herd__topo_free(&t);
 }
 
-int main(void)
-{
+int main(void) {
     test_two_packages();
     test_four_packages();
     test_smt();

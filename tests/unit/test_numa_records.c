@@ -53,8 +53,8 @@ static void check_placement(const herd__rt *rt) {
     herd__prio_free(&pr);
     int *want = malloc(sizeof *want * (size_t)rt->nworkers);
     CHECK(want != NULL);
-    CHECK_OK(herd__topo_place(&rt->topo, HERD__BIND_NUMA_PRIORITY, rt->nworkers, want, err,
-                              sizeof err));
+    CHECK_OK(
+        herd__topo_place(&rt->topo, HERD__BIND_NUMA_PRIORITY, rt->nworkers, want, err, sizeof err));
     for (int i = 0; i < rt->nworkers; i++) {
         CHECK_EQ(rt->pu_of_worker[i], want[i]);
         CHECK_EQ(rt->workers[i].pu, want[i]);

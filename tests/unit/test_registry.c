@@ -268,10 +268,12 @@ static void test_sigkill(void) {
     if (child == 0) {
         herd__reg *r;
         char err[512];
-        if (herd__reg_open(&r, p, err, sizeof err) != 0) _exit(2);
+        if (herd__reg_open(&r, p, err, sizeof err) != 0)
+            _exit(2);
         herd__reg_rec *rec = herd__reg_lock(r, err, sizeof err);
         for (int pu = 0; pu < 3; pu++)
-            if (!rec || herd__reg_hold(r, rec, pu, pu) != 0) _exit(3);
+            if (!rec || herd__reg_hold(r, rec, pu, pu) != 0)
+                _exit(3);
         if (herd__reg_unlock(r, 1, err, sizeof err) != 0 || !herd__reg_lock(r, err, sizeof err))
             _exit(4);
         if (write(ready[1], "x", 1) != 1) /* holding the lock now */
@@ -360,9 +362,11 @@ static void test_concurrent(const char *policy) {
         if (kids[k] == 0) {
             close(report[0]);
             close(go[1]);
-            if (herd_start(NULL) != 0) _exit(2);
+            if (herd_start(NULL) != 0)
+                _exit(2);
             int pu = herd__rt_global->pu_of_worker[0];
-            if (write(report[1], &pu, sizeof pu) != sizeof pu) _exit(3);
+            if (write(report[1], &pu, sizeof pu) != sizeof pu)
+                _exit(3);
             char c;
             (void)!read(go[0], &c, 1); /* returns 0 when the parent closes it */
             _exit(herd_stop() == 0 ? 0 : 4);

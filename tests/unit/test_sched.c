@@ -61,7 +61,9 @@ static void order_is(const herd__rt *rt, int worker, const int *want, int n) {
         }
 }
 
-static void noop(void *arg) { (void)arg; }
+static void noop(void *arg) {
+    (void)arg;
+}
 
 /* Queue n tasks (argument: their index) on worker w's deque and make them
  * all public, as if thieves had asked. */
@@ -112,7 +114,7 @@ static void test_numa_orders(void) {
             CHECK(d0 < d1 || (d0 == d1 && w->order[k - 1] < w->order[k]));
         }
     }
-    int want9[31] = {8, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 16,
+    int want9[31] = {8,  10, 11, 12, 13, 14, 15, 0,  1,  2,  3,  4,  5,  6,  7, 16,
                      17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
     order_is(rt, 9, want9, 31);
 
@@ -123,7 +125,7 @@ static void test_numa_orders(void) {
     CHECK(rt->sched->steal(&rt->workers[0], &out));
     CHECK(out.ult == NULL && out.victim == 5 && out.ntasks == 1);
     CHECK_EQ(out.victim_shepherd, rt->workers[0].shepherd); /* l3 = package here */
-    CHECK_EQ(arg_of(&out.task), 0);                          /* the oldest */
+    CHECK_EQ(arg_of(&out.task), 0);                         /* the oldest */
     CHECK(rt->sched->steal(&rt->workers[0], &out) && out.victim == 5);
     CHECK(rt->sched->steal(&rt->workers[0], &out) && out.victim == 20);
     CHECK(out.victim_shepherd != rt->workers[0].shepherd);
@@ -155,9 +157,9 @@ static void test_numa_orders(void) {
  * of two cores, each in its own package (so herd's tree distance sees every
  * remote node alike), with a matrix of three remote classes: 12 (the node's
  * pair), 20, 30. Node n holds workers 2n and 2n+1. */
-static const hwloc_uint64_t three_hops[16] = {10, 12, 20, 30,  /* */
-                                              12, 10, 30, 20,  /* */
-                                              20, 30, 10, 12,  /* */
+static const hwloc_uint64_t three_hops[16] = {10, 12, 20, 30, /* */
+                                              12, 10, 30, 20, /* */
+                                              20, 30, 10, 12, /* */
                                               30, 20, 12, 10};
 
 static void classes_are(const herd__rt *rt, int worker, const int *want_end, int nclasses) {
@@ -246,7 +248,7 @@ static void test_steal_amounts(void) {
     static const struct {
         const char *steal;
         int queued, moved;
-    } cases[] = {{"one", 10, 1}, {"half", 10, 5}, {"half", 7, 4},
+    } cases[] = {{"one", 10, 1}, {"half", 10, 5},    {"half", 7, 4},
                  {"half", 1, 1}, {"chunk:3", 10, 3}, {"chunk:64", 10, 10}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         STEP("ws, HERD_STEAL=%s, %d public tasks: one steal moves %d", cases[c].steal,
@@ -447,8 +449,10 @@ static void test_refusals(void) {
     }
     static const struct {
         const char *sched, *spawn, *steal;
-    } good[] = {{"mts", NULL, "chunk:4"},  {"hier", "work-first", "one"},
-                {"numa-random", NULL, "half"}, {"ws-nearest", "work-first", NULL}};
+    } good[] = {{"mts", NULL, "chunk:4"},
+                {"hier", "work-first", "one"},
+                {"numa-random", NULL, "half"},
+                {"ws-nearest", "work-first", NULL}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         herd__rt *rt = build(good[i].sched, NULL, 2, good[i].steal, good[i].spawn);
         CHECK(rt != NULL);

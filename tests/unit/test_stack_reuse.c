@@ -23,7 +23,7 @@
 #endif
 #define BATCH 1000
 #define LAZY_PER_WORKER 64 /* stacks mapped for LEAVES non-blocking tasks, at most */
-#define BLOCKED 256     /* below the shared pool's 1024 free stacks */
+#define BLOCKED 256        /* below the shared pool's 1024 free stacks */
 #define ROUNDS 10
 
 static _Atomic long leaves_run, arrived;

@@ -43,7 +43,8 @@ static int hex(char c) {
 }
 
 static int parse_string(parser *ps) {
-    if (*ps->p != '"') return 0;
+    if (*ps->p != '"')
+        return 0;
     ps->p++;
     for (;;) {
         unsigned char c = (unsigned char)*ps->p;
@@ -51,12 +52,14 @@ static int parse_string(parser *ps) {
             ps->p++;
             return 1;
         }
-        if (c < 0x20) return 0; /* includes the terminating NUL */
+        if (c < 0x20)
+            return 0; /* includes the terminating NUL */
         if (c == '\\') {
             char e = ps->p[1];
             if (e == 'u') {
                 for (int i = 2; i < 6; i++)
-                    if (!hex(ps->p[i])) return 0;
+                    if (!hex(ps->p[i]))
+                        return 0;
                 ps->p += 6;
             } else if (e && strchr("\"\\/bfnrt", e)) {
                 ps->p += 2;
@@ -68,9 +71,11 @@ static int parse_string(parser *ps) {
         } else {
             /* Multi-byte UTF-8: a lead byte and its continuation bytes. */
             int n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-            if (c > 0xf4 || n == 0) return 0;
+            if (c > 0xf4 || n == 0)
+                return 0;
             for (int i = 1; i < n; i++)
-                if (((unsigned char)ps->p[i] & 0xc0) != 0x80) return 0;
+                if (((unsigned char)ps->p[i] & 0xc0) != 0x80)
+                    return 0;
             ps->p += n;
         }
     }
@@ -78,7 +83,8 @@ static int parse_string(parser *ps) {
 
 static int parse_number(parser *ps) {
     const char *p = ps->p;
-    if (*p == '-') p++;
+    if (*p == '-')
+        p++;
     if (*p == '0')
         p++;
     else if (*p >= '1' && *p <= '9')
@@ -88,14 +94,17 @@ static int parse_number(parser *ps) {
         return 0;
     if (*p == '.') {
         p++;
-        if (*p < '0' || *p > '9') return 0;
+        if (*p < '0' || *p > '9')
+            return 0;
         while (*p >= '0' && *p <= '9')
             p++;
     }
     if (*p == 'e' || *p == 'E') {
         p++;
-        if (*p == '+' || *p == '-') p++;
-        if (*p < '0' || *p > '9') return 0;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (*p < '0' || *p > '9')
+            return 0;
         while (*p >= '0' && *p <= '9')
             p++;
     }
@@ -104,7 +113,8 @@ static int parse_number(parser *ps) {
 }
 
 static int parse_seq(parser *ps, char close, int is_object) {
-    if (++ps->depth > 64) return 0;
+    if (++ps->depth > 64)
+        return 0;
     ps->p++;
     skip_ws(ps);
     if (*ps->p == close) {
@@ -115,17 +125,21 @@ static int parse_seq(parser *ps, char close, int is_object) {
     for (;;) {
         skip_ws(ps);
         if (is_object) {
-            if (!parse_string(ps)) return 0;
+            if (!parse_string(ps))
+                return 0;
             skip_ws(ps);
-            if (*ps->p++ != ':') return 0;
+            if (*ps->p++ != ':')
+                return 0;
         }
-        if (!parse_value(ps)) return 0;
+        if (!parse_value(ps))
+            return 0;
         skip_ws(ps);
         if (*ps->p == ',') {
             ps->p++;
             continue;
         }
-        if (*ps->p != close) return 0;
+        if (*ps->p != close)
+            return 0;
         ps->p++;
         ps->depth--;
         return 1;
@@ -156,7 +170,8 @@ static int parse_value(parser *ps) {
 static int is_json_object(const char *text) {
     parser ps = {text, 0};
     skip_ws(&ps);
-    if (*ps.p != '{' || !parse_value(&ps)) return 0;
+    if (*ps.p != '{' || !parse_value(&ps))
+        return 0;
     skip_ws(&ps);
     return *ps.p == '\0';
 }
@@ -189,7 +204,8 @@ static void slurp(FILE *f) {
 
 static int slurp_path(const char *path) {
     FILE *f = fopen(path, "r");
-    if (!f) return 0;
+    if (!f)
+        return 0;
     size_t n = fread(text, 1, sizeof text - 1, f);
     text[n] = '\0';
     fclose(f);
@@ -253,10 +269,9 @@ static void test_table(void) {
     herd__stats_print_table(f, w, N);
     slurp(f);
 
-    static const char *headers[] = {"worker", "shep",    "spawned", "executed", "inlined",
-                                    "steals", "local",   "remote",  "moved",    "chunk",
-                                    "attempts", "failed", "blocks", "stacks",   "busy ms",
-                                    "idle ms"};
+    static const char *headers[] = {"worker", "shep",   "spawned", "executed", "inlined",  "steals",
+                                    "local",  "remote", "moved",   "chunk",    "attempts", "failed",
+                                    "blocks", "stacks", "busy ms", "idle ms"};
     for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
         CHECK(strstr(text, headers[i]) != NULL);
     CHECK(strncmp(text, "worker", 6) == 0);
@@ -267,7 +282,8 @@ static void test_table(void) {
     int same_width = 1;
     for (const char *p = text; *p;) {
         size_t len = strcspn(p, "\n");
-        if (lines == 0) width = len;
+        if (lines == 0)
+            width = len;
         same_width &= len == width;
         lines++;
         p += len + (p[len] == '\n');
@@ -284,8 +300,8 @@ static void test_table(void) {
         CHECK(strstr(total, " 5400 ") != NULL);
         CHECK(strstr(total, " 740736 ") != NULL);
         CHECK(strstr(total, " 180 ") != NULL && strstr(total, " 60 ") != NULL); /* local, remote */
-        CHECK(strstr(total, " 480 ") != NULL); /* moved */
-        CHECK(strstr(total, " 8 ") != NULL);   /* the largest chunk, not a sum */
+        CHECK(strstr(total, " 480 ") != NULL);                                  /* moved */
+        CHECK(strstr(total, " 8 ") != NULL); /* the largest chunk, not a sum */
         CHECK(strstr(total, " 9.0 ") != NULL);
         CHECK(strstr(total, " 1.5\n") != NULL); /* idle: 0.25+0.5+0.75 ms */
     }
@@ -312,11 +328,10 @@ static void test_json(void) {
     slurp(f);
     CHECK(is_json_object(text));
     CHECK(strncmp(text, "{\"workers\": 3,", 14) == 0);
-    CHECK(strstr(text,
-                 "\"settings\": {\"workers\": 3, \"sched\": \"ws\", \"bind\": \"scatter\", "
-                 "\"topology\": \"pack:2 core:4 pu:1\", \"shepherd\": \"l3\", "
-                 "\"stack_size\": 131072, \"idle\": \"adaptive\", \"stack_guard\": true, "
-                 "\"spawn\": \"help-first\", \"steal\": \"chunk:12\"}") != NULL);
+    CHECK(strstr(text, "\"settings\": {\"workers\": 3, \"sched\": \"ws\", \"bind\": \"scatter\", "
+                       "\"topology\": \"pack:2 core:4 pu:1\", \"shepherd\": \"l3\", "
+                       "\"stack_size\": 131072, \"idle\": \"adaptive\", \"stack_guard\": true, "
+                       "\"spawn\": \"help-first\", \"steal\": \"chunk:12\"}") != NULL);
     CHECK(count_of(text, "{\"worker\": ") == N);
     CHECK(strstr(text, "{\"worker\": 2, \"shepherd\": 1, \"spawned\": 3000,") != NULL);
     CHECK(strstr(text, "\"steals\": 120, \"steals_local\": 90, \"steals_remote\": 30, "
@@ -393,7 +408,8 @@ static void test_report(void) {
     char path[] = "/tmp/herd_stats_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    if (fd >= 0) close(fd);
+    if (fd >= 0)
+        close(fd);
     s.stats = HERD__STATS_JSON;
     snprintf(s.stats_path, sizeof s.stats_path, "%s", path);
     CHECK(report_captured(&s, w, N) == 0);

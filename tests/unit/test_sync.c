@@ -121,7 +121,7 @@ static void no_handoff_root(void *p) {
     CHECK_OK(herd_spawn(nh_task, &first, sizeof first));
     while (atomic_load(&nh_arrived) < 1)
         CHECK_OK(herd_yield());
-    CHECK_OK(herd_mutex_unlock(&nh_m)); /* wakes the first waiter ... */
+    CHECK_OK(herd_mutex_unlock(&nh_m));  /* wakes the first waiter ... */
     CHECK_OK(herd_mutex_trylock(&nh_m)); /* ... which does not own it yet */
     for (int i = 0; i < 20; i++)
         CHECK_OK(herd_yield()); /* it runs, finds it held, waits again */

@@ -477,7 +477,9 @@ static void fut_root(void *p) {
     CHECK_EQ_U64(v, fib_iter(n));
 }
 
-static void case_futures(void) { CHECK_OK(herd_run(fut_root, NULL, 0)); }
+static void case_futures(void) {
+    CHECK_OK(herd_run(fut_root, NULL, 0));
+}
 
 /* ------------------------------------------------------------------- yield */
 

@@ -25,7 +25,7 @@ static int failures;
     do {                                                                                           \
         long a_ = (long)(a), b_ = (long)(b);                                                       \
         if (a_ != b_) {                                                                            \
-            fprintf(stderr, "%s:%d: %s == %ld, expected %s == %ld\n", __FILE__, __LINE__, #a, a_, \
+            fprintf(stderr, "%s:%d: %s == %ld, expected %s == %ld\n", __FILE__, __LINE__, #a, a_,  \
                     #b, b_);                                                                       \
             failures++;                                                                            \
         }                                                                                          \
@@ -34,8 +34,7 @@ static int failures;
 static char err[512];
 
 /* Load spec or abort the whole test: every later check would be noise. */
-static void load(herd__topo *t, const char *spec)
-{
+static void load(herd__topo *t, const char *spec) {
     err[0] = '\0';
     int rc = herd__topo_load(t, spec, err, sizeof err);
     if (rc != 0) {
@@ -46,8 +45,7 @@ static void load(herd__topo *t, const char *spec)
 
 /* Every level nests in the one above: PUs sharing a domain at level l share
  * their domain at l-1; domains are numbered 0.. in PU order. */
-static void check_nesting(const herd__topo *t)
-{
+static void check_nesting(const herd__topo *t) {
     for (int l = HERD__LVL_MACHINE; l <= HERD__LVL_PU; l++) {
         int max = -1;
         for (int p = 0; p < t->npus; p++) {
@@ -62,8 +60,7 @@ static void check_nesting(const herd__topo *t)
     CHECK_EQ(t->ndomains[HERD__LVL_PU], t->npus);
 }
 
-static void test_pack4_l3_core8(void)
-{
+static void test_pack4_l3_core8(void) {
     herd__topo t;
     load(&t, "pack:4 l3:1 core:8 pu:1");
     CHECK_EQ(t.npus, 32);
@@ -93,8 +90,7 @@ static void test_pack4_l3_core8(void)
     herd__topo_free(&t);
 }
 
-static void test_pack2_numa2_core2_pu2(void)
-{
+static void test_pack2_numa2_core2_pu2(void) {
     herd__topo t;
     load(&t, "pack:2 numa:2 core:2 pu:2");
     CHECK_EQ(t.npus, 16);
@@ -117,8 +113,7 @@ static void test_pack2_numa2_core2_pu2(void)
     herd__topo_free(&t);
 }
 
-static void check_placement(const herd__topo *t, herd__bind bind, int n, const int *want)
-{
+static void check_placement(const herd__topo *t, herd__bind bind, int n, const int *want) {
     int got[64];
     CHECK_EQ(herd__topo_place(t, bind, n, got, err, sizeof err), 0);
     for (int i = 0; i < n; i++)
@@ -129,8 +124,7 @@ static void check_placement(const herd__topo *t, herd__bind bind, int n, const i
         }
 }
 
-static void test_placement(void)
-{
+static void test_placement(void) {
     herd__topo t;
     load(&t, "pack:2 core:2 pu:2");
     /* PUs in tree order: p0c0 = 0,1; p0c1 = 2,3; p1c0 = 4,5; p1c1 = 6,7. */
@@ -162,8 +156,7 @@ static void test_placement(void)
     herd__topo_free(&t);
 }
 
-static void test_errors(void)
-{
+static void test_errors(void) {
     herd__topo t;
     const char *bad = "pack:2 bogus:3";
     err[0] = '\0';
@@ -202,8 +195,7 @@ static void test_errors(void)
 }
 
 /* Export a synthetic machine with hwloc, then load the file through herd. */
-static void test_xml_round_trip(void)
-{
+static void test_xml_round_trip(void) {
     const char *desc = "pack:2 numa:2 core:2 pu:2";
     hwloc_topology_t hw;
     CHECK_EQ(hwloc_topology_init(&hw), 0);
@@ -242,8 +234,7 @@ static void test_xml_round_trip(void)
     herd__topo_free(&a);
 }
 
-static void test_real_machine(void)
-{
+static void test_real_machine(void) {
     herd__topo t;
     load(&t, NULL);
     CHECK(t.npus >= 1);
@@ -271,8 +262,7 @@ static void test_real_machine(void)
     herd__topo_free(&t);
 }
 
-int main(void)
-{
+int main(void) {
     test_pack4_l3_core8();
     test_pack2_numa2_core2_pu2();
     test_placement();

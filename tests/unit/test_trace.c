@@ -40,8 +40,8 @@ typedef enum jtype { J_NULL = 1, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
 
 typedef struct jval {
     jtype t;
-    double num; /* J_NUM; J_BOOL: 0 or 1 */
-    char *str;  /* J_STR */
+    double num;          /* J_NUM; J_BOOL: 0 or 1 */
+    char *str;           /* J_STR */
     struct jval **items; /* J_ARR, J_OBJ */
     char **keys;         /* J_OBJ */
     size_t n, cap;
@@ -60,10 +60,12 @@ static jval *jnew(jtype t) {
 }
 
 static void jfree(jval *v) {
-    if (!v) return;
+    if (!v)
+        return;
     for (size_t i = 0; i < v->n; i++) {
         jfree(v->items[i]);
-        if (v->keys) free(v->keys[i]);
+        if (v->keys)
+            free(v->keys[i]);
     }
     free(v->items);
     free(v->keys);
@@ -81,7 +83,8 @@ static void jpush(jval *v, char *key, jval *item) {
             CHECK(v->keys != NULL);
         }
     }
-    if (v->t == J_OBJ) v->keys[v->n] = key;
+    if (v->t == J_OBJ)
+        v->keys[v->n] = key;
     v->items[v->n++] = item;
 }
 
@@ -91,9 +94,12 @@ static void skip_ws(jparser *ps) {
 }
 
 static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
     return -1;
 }
 
@@ -101,7 +107,8 @@ static long hex4(const char *p) {
     long v = 0;
     for (int i = 0; i < 4; i++) {
         int h = hexval(p[i]);
-        if (h < 0) return -1;
+        if (h < 0)
+            return -1;
         v = v * 16 + h;
     }
     return v;
@@ -132,7 +139,8 @@ static size_t put_utf8(char *out, unsigned long cp) {
 
 /* A string literal at ps->p, decoded into a new buffer; NULL if malformed. */
 static char *parse_string(jparser *ps) {
-    if (*ps->p != '"') return NULL;
+    if (*ps->p != '"')
+        return NULL;
     const char *p = ps->p + 1;
     size_t cap = 16, n = 0;
     char *out = malloc(cap);
@@ -144,8 +152,10 @@ static char *parse_string(jparser *ps) {
             CHECK(out != NULL);
         }
         unsigned char c = (unsigned char)*p;
-        if (c == '"') break;
-        if (c < 0x20) goto bad; /* raw control character, or the end of the text */
+        if (c == '"')
+            break;
+        if (c < 0x20)
+            goto bad; /* raw control character, or the end of the text */
         if (c == '\\') {
             char e = p[1];
             const char *simple = strchr("\"\\/bfnrt", e);
@@ -154,14 +164,18 @@ static char *parse_string(jparser *ps) {
                 p += 2;
                 continue;
             }
-            if (e != 'u') goto bad;
+            if (e != 'u')
+                goto bad;
             long cp = hex4(p + 2);
-            if (cp < 0) goto bad;
+            if (cp < 0)
+                goto bad;
             p += 6;
             if (cp >= 0xd800 && cp <= 0xdbff) { /* a high surrogate needs its low half */
-                if (p[0] != '\\' || p[1] != 'u') goto bad;
+                if (p[0] != '\\' || p[1] != 'u')
+                    goto bad;
                 long lo = hex4(p + 2);
-                if (lo < 0xdc00 || lo > 0xdfff) goto bad;
+                if (lo < 0xdc00 || lo > 0xdfff)
+                    goto bad;
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                 p += 6;
             } else if (cp >= 0xdc00 && cp <= 0xdfff) {
@@ -180,9 +194,11 @@ static char *parse_string(jparser *ps) {
                   : c >= 0xe0 && c <= 0xef ? 3
                   : c >= 0xf0 && c <= 0xf4 ? 4
                                            : 0;
-        if (!len) goto bad;
+        if (!len)
+            goto bad;
         for (int i = 1; i < len; i++)
-            if (((unsigned char)p[i] & 0xc0) != 0x80) goto bad;
+            if (((unsigned char)p[i] & 0xc0) != 0x80)
+                goto bad;
         memcpy(out + n, p, (size_t)len);
         n += (size_t)len;
         p += len;
@@ -199,23 +215,30 @@ static jval *parse_value(jparser *ps);
 
 static jval *parse_number(jparser *ps) {
     const char *p = ps->p;
-    if (*p == '-') p++;
+    if (*p == '-')
+        p++;
     if (*p == '0')
         p++;
     else if (*p >= '1' && *p <= '9')
-        while (*p >= '0' && *p <= '9') p++;
+        while (*p >= '0' && *p <= '9')
+            p++;
     else
         return NULL;
     if (*p == '.') {
         p++;
-        if (*p < '0' || *p > '9') return NULL;
-        while (*p >= '0' && *p <= '9') p++;
+        if (*p < '0' || *p > '9')
+            return NULL;
+        while (*p >= '0' && *p <= '9')
+            p++;
     }
     if (*p == 'e' || *p == 'E') {
         p++;
-        if (*p == '+' || *p == '-') p++;
-        if (*p < '0' || *p > '9') return NULL;
-        while (*p >= '0' && *p <= '9') p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (*p < '0' || *p > '9')
+            return NULL;
+        while (*p >= '0' && *p <= '9')
+            p++;
     }
     jval *v = jnew(J_NUM);
     v->num = strtod(ps->p, NULL);
@@ -238,7 +261,8 @@ static jval *parse_container(jparser *ps, jtype t) {
         skip_ws(ps);
         if (t == J_OBJ) {
             key = parse_string(ps);
-            if (!key) goto bad;
+            if (!key)
+                goto bad;
             skip_ws(ps);
             if (*ps->p != ':') {
                 free(key);
@@ -270,7 +294,8 @@ bad:
 
 static jval *parse_value(jparser *ps) {
     skip_ws(ps);
-    if (++ps->depth > 64) return NULL;
+    if (++ps->depth > 64)
+        return NULL;
     jval *v = NULL;
     char c = *ps->p;
     if (c == '{') {
@@ -300,7 +325,8 @@ static jval *parse_value(jparser *ps) {
 static jval *parse_document(const char *text) {
     jparser ps = {text, 0};
     jval *v = parse_value(&ps);
-    if (!v) return NULL;
+    if (!v)
+        return NULL;
     skip_ws(&ps);
     if (*ps.p != '\0') {
         jfree(v);
@@ -311,9 +337,11 @@ static jval *parse_document(const char *text) {
 
 /* The member `key` of object v, or NULL. */
 static const jval *jget(const jval *v, const char *key) {
-    if (!v || v->t != J_OBJ) return NULL;
+    if (!v || v->t != J_OBJ)
+        return NULL;
     for (size_t i = 0; i < v->n; i++)
-        if (strcmp(v->keys[i], key) == 0) return v->items[i];
+        if (strcmp(v->keys[i], key) == 0)
+            return v->items[i];
     return NULL;
 }
 
@@ -333,18 +361,20 @@ static void check_parser(void) {
     STEP("the test's JSON parser accepts and refuses what it should");
     const char *good[] = {"{}", "[]", "[1,-2.5e3,0.125,\"a\\u00e9\\ud83d\\ude00\",true,false,null]",
                           " {\"a\" : {\"b\":[{}]}} ", "\"caf\xc3\xa9\""};
-    const char *bad[] = {"",      "{",       "[1,]",        "{\"a\":1,}", "[01]",    "[1.]",
-                         "[.5]",  "\"a\tb\"", "\"\\x\"",     "[1] 2",      "{a:1}",   "\"\\ud800\"",
-                         "\"\xff\"", "[-]",   "{\"a\" 1}",   "nul",        "[1 2]"};
+    const char *bad[] = {"",         "{",        "[1,]",      "{\"a\":1,}", "[01]",  "[1.]",
+                         "[.5]",     "\"a\tb\"", "\"\\x\"",   "[1] 2",      "{a:1}", "\"\\ud800\"",
+                         "\"\xff\"", "[-]",      "{\"a\" 1}", "nul",        "[1 2]"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         jval *v = parse_document(good[i]);
-        if (!v) fprintf(stderr, "refused: %s\n", good[i]);
+        if (!v)
+            fprintf(stderr, "refused: %s\n", good[i]);
         CHECK(v != NULL);
         jfree(v);
     }
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         jval *v = parse_document(bad[i]);
-        if (v) fprintf(stderr, "accepted: %s\n", bad[i]);
+        if (v)
+            fprintf(stderr, "accepted: %s\n", bad[i]);
         CHECK(v == NULL);
     }
     jval *v = parse_document("[\"a\\u00e9\\ud83d\\ude00\\n\"]");
@@ -438,7 +468,8 @@ void trace_fib(void *p) {
         CHECK_OK(herd_mutex_lock(&counter_lock)); /* contended: some leaves suspend */
         uint64_t k = ++leaves;
         CHECK_OK(herd_mutex_unlock(&counter_lock));
-        if (k % 8 == 0) CHECK_OK(herd_yield()); /* every 8th leaf suspends once */
+        if (k % 8 == 0)
+            CHECK_OK(herd_yield()); /* every 8th leaf suspends once */
         return;
     }
     uint64_t x = 0, y = 0;
@@ -462,7 +493,9 @@ void trace_stolen(void *p) {
     __atomic_store_n(&stolen_started, 1, __ATOMIC_RELEASE);
 }
 
-static void nop(void *p) { (void)p; }
+static void nop(void *p) {
+    (void)p;
+}
 
 static double now_s(void) {
     struct timespec ts;
@@ -485,7 +518,9 @@ static void forced_steal(void *p) {
     CHECK_OK(herd_wait());
 }
 
-static uint64_t fib_seq(int n) { return n < 2 ? (uint64_t)n : fib_seq(n - 1) + fib_seq(n - 2); }
+static uint64_t fib_seq(int n) {
+    return n < 2 ? (uint64_t)n : fib_seq(n - 1) + fib_seq(n - 2);
+}
 
 /* Runs alone and spawns nothing: the other worker has nothing to do.
  * Static: its name comes from the program's full symbol table (.symtab),
@@ -500,12 +535,12 @@ static void trace_lonely(void *p) {
 
 typedef struct expect {
     int nworkers;
-    uint64_t runs;      /* sum of executed - inlined */
-    uint64_t blocks;    /* sum of blocks */
-    uint64_t steals;    /* sum of steals */
-    const char *task;   /* a name some run span must contain */
-    int lonely;         /* the trace_lonely case: one run; the other worker idles */
-    int cap;            /* herd__trace_cap was lowered to this */
+    uint64_t runs;    /* sum of executed - inlined */
+    uint64_t blocks;  /* sum of blocks */
+    uint64_t steals;  /* sum of steals */
+    const char *task; /* a name some run span must contain */
+    int lonely;       /* the trace_lonely case: one run; the other worker idles */
+    int cap;          /* herd__trace_cap was lowered to this */
 } expect;
 
 static void totals(expect *e) {
@@ -546,7 +581,8 @@ static void check_dropped(const jval *doc, const expect *want) {
     int kept[NWORKERS + 1] = {0};
     for (size_t i = 0; i < events->n; i++) {
         const jval *e = events->items[i];
-        if (strcmp(jstr(e, "ph"), "M") == 0) continue;
+        if (strcmp(jstr(e, "ph"), "M") == 0)
+            continue;
         int t = (int)jnum(e, "tid");
         CHECK(t >= 1 && t <= want->nworkers);
         kept[t]++;
@@ -569,7 +605,8 @@ static void check_trace(const char *path, const expect *want) {
     python_validates(path);
     char *text = read_file(path);
     jval *doc = parse_document(text);
-    if (!doc) fprintf(stderr, "%s does not parse as JSON\n", path);
+    if (!doc)
+        fprintf(stderr, "%s does not parse as JSON\n", path);
     CHECK(doc != NULL && doc->t == J_OBJ);
     const jval *events = jget(doc, "traceEvents");
     CHECK(events != NULL && events->t == J_ARR);
@@ -654,9 +691,9 @@ static void check_trace(const char *path, const expect *want) {
             resumes++;
         }
     }
-    printf("   %zu events: %llu runs, %llu resumes, %llu steals, idle spans %llu/%llu\n",
-           events->n, (unsigned long long)runs, (unsigned long long)resumes,
-           (unsigned long long)steals, (unsigned long long)idles[1], (unsigned long long)idles[2]);
+    printf("   %zu events: %llu runs, %llu resumes, %llu steals, idle spans %llu/%llu\n", events->n,
+           (unsigned long long)runs, (unsigned long long)resumes, (unsigned long long)steals,
+           (unsigned long long)idles[1], (unsigned long long)idles[2]);
 
     /* One track name per worker; the counts agree with herd_stats. */
     for (int t = 1; t <= n; t++)
@@ -817,7 +854,8 @@ static void expect_esys_at_stop(const char *path, const char *reason, const char
     herd_config cfg = {.workers = NWORKERS, .trace = path};
     CHECK_OK(herd_start(&cfg));
     run_fib(10);
-    if (dir_to_remove) CHECK(rmdir(dir_to_remove) == 0);
+    if (dir_to_remove)
+        CHECK(rmdir(dir_to_remove) == 0);
     capture_begin();
     int rc = herd_stop();
     capture_end();

@@ -106,7 +106,9 @@ static void quit_root(void *p) {
     CHECK_OK(herd_wait());
 }
 
-static void noop(void *p) { (void)p; }
+static void noop(void *p) {
+    (void)p;
+}
 
 /* storm: tasks block and resume on one mutex while the parent sends
  * SIGQUIT after SIGQUIT; the program's own handler, installed before

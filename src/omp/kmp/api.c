@@ -7,10 +7,10 @@
  * defined (OMP_LLVM_ALIAS). */
 #include "omp/kmp/kmp.h"
 
-#include <stdlib.h>
-#include <string.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 /* ------------------------------------------------------- allocator handles */
@@ -135,13 +135,27 @@ KMP_API size_t ompc_capture_affinity(char *buffer, size_t size, const char *form
     herd__kmp_seen();
     return omp_capture_affinity(buffer, size, format);
 }
-KMP_API int ompc_get_ancestor_thread_num(int level) { return omp_get_ancestor_thread_num(level); }
-KMP_API int ompc_get_team_size(int level) { return omp_get_team_size(level); }
-KMP_API void ompc_set_dynamic(int d) { omp_set_dynamic(d); }
-KMP_API void ompc_set_max_active_levels(int n) { omp_set_max_active_levels(n); }
-KMP_API void ompc_set_nested(int n) { omp_set_nested(n); }
-KMP_API void ompc_set_num_threads(int n) { omp_set_num_threads(n); }
-KMP_API void ompc_set_schedule(int kind, int chunk) { omp_set_schedule(kind, chunk); }
+KMP_API int ompc_get_ancestor_thread_num(int level) {
+    return omp_get_ancestor_thread_num(level);
+}
+KMP_API int ompc_get_team_size(int level) {
+    return omp_get_team_size(level);
+}
+KMP_API void ompc_set_dynamic(int d) {
+    omp_set_dynamic(d);
+}
+KMP_API void ompc_set_max_active_levels(int n) {
+    omp_set_max_active_levels(n);
+}
+KMP_API void ompc_set_nested(int n) {
+    omp_set_nested(n);
+}
+KMP_API void ompc_set_num_threads(int n) {
+    omp_set_num_threads(n);
+}
+KMP_API void ompc_set_schedule(int kind, int chunk) {
+    omp_set_schedule(kind, chunk);
+}
 
 /* -------------------------------------------------------- kmp_* extensions */
 
@@ -153,18 +167,27 @@ size_t herd__omp_stack_size(void);
 KMP_API void kmp_set_stacksize_s(size_t size) {
     if (size != herd__omp_stack_size())
         herd__omp_fatal("kmp_set_stacksize(%zu): herd sizes task stacks at start-up; set "
-                        "OMP_STACKSIZE instead", size);
+                        "OMP_STACKSIZE instead",
+                        size);
 }
-KMP_API void kmp_set_stacksize(int size) { kmp_set_stacksize_s((size_t)size); }
-KMP_API size_t kmp_get_stacksize_s(void) { return herd__omp_stack_size(); }
-KMP_API int kmp_get_stacksize(void) { return (int)herd__omp_stack_size(); }
+KMP_API void kmp_set_stacksize(int size) {
+    kmp_set_stacksize_s((size_t)size);
+}
+KMP_API size_t kmp_get_stacksize_s(void) {
+    return herd__omp_stack_size();
+}
+KMP_API int kmp_get_stacksize(void) {
+    return (int)herd__omp_stack_size();
+}
 /* blocktime: how long an idle thread spins; herd's idle policy is
  * adaptive (docs/guide/openmp.md), so the value is kept and reported only. */
 /* -1: not set, then libomp's answer for the wait policy: INT_MAX under
  * OMP_WAIT_POLICY=active, 0 under passive, 200 (ms) otherwise. */
 static _Atomic int blocktime = -1;
 /* ORDER: relaxed; a value kept for the query, nothing hangs on it. */
-KMP_API void kmp_set_blocktime(int ms) { atomic_store_explicit(&blocktime, ms, memory_order_relaxed); }
+KMP_API void kmp_set_blocktime(int ms) {
+    atomic_store_explicit(&blocktime, ms, memory_order_relaxed);
+}
 KMP_API int kmp_get_blocktime(void) {
     /* ORDER: relaxed, as above. */
     int b = atomic_load_explicit(&blocktime, memory_order_relaxed);
@@ -180,8 +203,12 @@ KMP_API int kmp_get_blocktime(void) {
 KMP_API void kmp_set_library_serial(void) {}
 KMP_API void kmp_set_library_turnaround(void) {}
 KMP_API void kmp_set_library_throughput(void) {}
-KMP_API void kmp_set_library(int mode) { (void)mode; }
-KMP_API int kmp_get_library(void) { return 2; /* throughput */ }
+KMP_API void kmp_set_library(int mode) {
+    (void)mode;
+}
+KMP_API int kmp_get_library(void) {
+    return 2; /* throughput */
+}
 /* target-offload-var (OMP_TARGET_OFFLOAD): libomp's numbers, disabled 0,
  * default 1, mandatory 2; read each time (kmp_set_defaults may set it). */
 static const char *target_offload_set;
@@ -195,7 +222,8 @@ KMP_API int __kmpc_get_target_offload(void) {
     if (!strcasecmp(v, "mandatory"))
         return 2;
     herd__omp_fatal("OMP_TARGET_OFFLOAD=%s: not understood; accepted: mandatory, disabled, "
-                    "default", v);
+                    "default",
+                    v);
 }
 
 /* libomp's "NAME=value" settings string: herd takes OMP_TARGET_OFFLOAD
@@ -214,21 +242,32 @@ KMP_API void kmp_set_defaults(const char *str) {
      * once herd has started: said once, then ignored. */
     static _Atomic int said;
     if (!atomic_exchange_explicit(&said, 1, memory_order_relaxed)) /* ORDER: relaxed; once */
-        fprintf(stderr, "herd-omp: kmp_set_defaults(\"%s\") ignored: herd reads its settings "
-                        "from the environment at start-up (OMP_TARGET_OFFLOAD=... excepted)\n",
+        fprintf(stderr,
+                "herd-omp: kmp_set_defaults(\"%s\") ignored: herd reads its settings "
+                "from the environment at start-up (OMP_TARGET_OFFLOAD=... excepted)\n",
                 str ? str : "(null)");
 }
-KMP_API void kmp_set_disp_num_buffers(int n) { (void)n; }
+KMP_API void kmp_set_disp_num_buffers(int n) {
+    (void)n;
+}
 KMP_API void kmp_set_warnings_on(void) {}
 KMP_API void kmp_set_warnings_off(void) {}
-KMP_API void *kmp_malloc(size_t size) { return malloc(size); }
-KMP_API void *kmp_calloc(size_t n, size_t size) { return calloc(n, size); }
-KMP_API void *kmp_realloc(void *p, size_t size) { return realloc(p, size); }
+KMP_API void *kmp_malloc(size_t size) {
+    return malloc(size);
+}
+KMP_API void *kmp_calloc(size_t n, size_t size) {
+    return calloc(n, size);
+}
+KMP_API void *kmp_realloc(void *p, size_t size) {
+    return realloc(p, size);
+}
 KMP_API void *kmp_aligned_malloc(size_t size, size_t align) {
     void *p = NULL;
     return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size) ? NULL : p;
 }
-KMP_API void kmp_free(void *p) { free(p); }
+KMP_API void kmp_free(void *p) {
+    free(p);
+}
 KMP_API int kmp_get_cancellation_status(int kind) {
     omp_task *t = herd__omp_task();
     if (!t->team)

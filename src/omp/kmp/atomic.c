@@ -12,8 +12,12 @@
 
 static _Atomic uint32_t wide_lock;
 
-KMP_API void __kmpc_atomic_start(void) { herd__omp_word_lock(&wide_lock); }
-KMP_API void __kmpc_atomic_end(void) { herd__omp_word_unlock(&wide_lock); }
+KMP_API void __kmpc_atomic_start(void) {
+    herd__omp_word_lock(&wide_lock);
+}
+KMP_API void __kmpc_atomic_end(void) {
+    herd__omp_word_unlock(&wide_lock);
+}
 
 /* x = EXPR(o, r) atomically; o the value replaced, n the value stored.
  * ORDER: seq_cst on success (an atomic construct's flush), relaxed reload
@@ -24,8 +28,8 @@ KMP_API void __kmpc_atomic_end(void) { herd__omp_word_unlock(&wide_lock); }
             __atomic_load(x, &o, __ATOMIC_RELAXED);                                                \
             do                                                                                     \
                 n = (T)(EXPR);                                                                     \
-            while (!__atomic_compare_exchange(x, &o, &n, false, __ATOMIC_SEQ_CST,                  \
-                                              __ATOMIC_RELAXED));                                  \
+            while (                                                                                \
+                !__atomic_compare_exchange(x, &o, &n, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)); \
         } else {                                                                                   \
             herd__omp_word_lock(&wide_lock);                                                       \
             o = *x;                                                                                \
@@ -71,7 +75,7 @@ KMP_API void __kmpc_atomic_end(void) { herd__omp_word_unlock(&wide_lock); }
 #define ARITH(TN, T)                                                                               \
     OP(TN, T, add, o + rhs)                                                                        \
     OP(TN, T, sub, o - rhs)                                                                        \
-    OP(TN, T, mul, o * rhs)                                                                        \
+    OP(TN, T, mul, o *rhs)                                                                         \
     OP(TN, T, div, o / rhs)                                                                        \
     OP(TN, T, sub_rev, rhs - o)                                                                    \
     OP(TN, T, div_rev, rhs / o)                                                                    \
@@ -84,14 +88,14 @@ KMP_API void __kmpc_atomic_end(void) { herd__omp_word_unlock(&wide_lock); }
 #define INTEGER(TN, T)                                                                             \
     ARITH(TN, T)                                                                                   \
     ORDERED(TN, T)                                                                                 \
-    OP(TN, T, andb, o & rhs)                                                                       \
+    OP(TN, T, andb, o &rhs)                                                                        \
     OP(TN, T, orb, o | rhs)                                                                        \
     OP(TN, T, xor, o ^ rhs)                                                                        \
     OP(TN, T, shl, o << rhs)                                                                       \
     OP(TN, T, shr, o >> rhs)                                                                       \
     OP(TN, T, shl_rev, rhs << o)                                                                   \
     OP(TN, T, shr_rev, rhs >> o)                                                                   \
-    OP(TN, T, andl, o && rhs)                                                                      \
+    OP(TN, T, andl, o &&rhs)                                                                       \
     OP(TN, T, orl, o || rhs)                                                                       \
     OP(TN, T, eqv, ~(o ^ rhs))                                                                     \
     OP(TN, T, neqv, o ^ rhs)
@@ -138,8 +142,8 @@ ARITH(cmplx10, long double _Complex)
     }                                                                                              \
     KMP_API T __kmpc_atomic_val_##N##_cas_cpt(ident_t *loc, int gtid, T *x, T e, T d, T *pv) {     \
         (void)loc, (void)gtid;                                                                     \
-        bool ok = __atomic_compare_exchange_n(x, &e, d, false, __ATOMIC_SEQ_CST,                   \
-                                              __ATOMIC_SEQ_CST);                                   \
+        bool ok =                                                                                  \
+            __atomic_compare_exchange_n(x, &e, d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);      \
         *pv = ok ? d : e;                                                                          \
         return e;                                                                                  \
     }

@@ -48,16 +48,18 @@ KMP_API kmp_int32 __kmpc_ok_to_fork(ident_t *loc) {
     (void)loc;
     return 1;
 }
-KMP_API void __kmpc_begin(ident_t *loc, kmp_int32 flags) { (void)loc, (void)flags; }
-KMP_API void __kmpc_end(ident_t *loc) { (void)loc; }
+KMP_API void __kmpc_begin(ident_t *loc, kmp_int32 flags) {
+    (void)loc, (void)flags;
+}
+KMP_API void __kmpc_end(ident_t *loc) {
+    (void)loc;
+}
 
 /* ------------------------------------------------------------ the pushes */
 
 /* What the thread pushed for its next fork: num_threads (0: none),
  * proc_bind (-1: none), num_teams and the teams' thread_limit (0: none). */
-static __thread struct {
-    int nthreads, bind, nteams, team_limit;
-} pushed = {0, -1, 0, 0};
+static __thread struct { int nthreads, bind, nteams, team_limit; } pushed = {0, -1, 0, 0};
 
 KMP_API void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 n) {
     (void)loc, (void)gtid;
@@ -99,7 +101,7 @@ static void member(void *p) {
  * speaks the LLVM ABI. A macro: the varargs are the caller's. */
 #define COLLECT(argv, argc, last, what)                                                            \
     if ((argc) < 0)                                                                                \
-        herd__omp_fatal("%s with %d arguments", what, argc);                                      \
+        herd__omp_fatal("%s with %d arguments", what, argc);                                       \
     herd__kmp_seen();                                                                              \
     void *argv[(argc) + 4];                                                                        \
     do {                                                                                           \
@@ -121,7 +123,9 @@ KMP_API void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask
     GOMP_parallel(member, &a, n, bind);
 }
 
-static void noop(void *p) { (void)p; }
+static void noop(void *p) {
+    (void)p;
+}
 
 /* parallel if(false): the encountering thread calls the microtask itself
  * between these, as a team of one. */

@@ -74,8 +74,8 @@ static uint64_t trip_count(int64_t lb, int64_t ub, int64_t st, int is_unsigned) 
 /* Member `me` of `nth`: its first chunk [*lb, *ub] of the trip iterations,
  * the stride to its next one (*st, in iterations times incr), and whether
  * it runs the last iteration. chunk <= 0: one block each. */
-static void static_split(uint64_t trip, long nth, long me, int64_t chunk, int64_t incr,
-                         int64_t *lb, int64_t *ub, int64_t *st, kmp_int32 *last) {
+static void static_split(uint64_t trip, long nth, long me, int64_t chunk, int64_t incr, int64_t *lb,
+                         int64_t *ub, int64_t *st, kmp_int32 *last) {
     int64_t base = *lb;
     if (trip == 0) {
         if (last)
@@ -137,9 +137,9 @@ static void static_init(kmp_int32 sched, kmp_int32 *last, int64_t *lb, int64_t *
 
 /* The four flavours: T the loop's type, the 64-bit forms the ABI's. */
 #define STATIC_INIT(suffix, T, S, U)                                                               \
-    KMP_API void __kmpc_for_static_init_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 sched,   \
-                                                 kmp_int32 *last, T *plb, T *pub, S *pst,         \
-                                                 S incr, S chunk) {                               \
+    KMP_API void __kmpc_for_static_init_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 sched,    \
+                                                 kmp_int32 *last, T *plb, T *pub, S *pst, S incr,  \
+                                                 S chunk) {                                        \
         (void)loc, (void)gtid;                                                                     \
         int64_t lb = (int64_t)*plb, ub = (int64_t)*pub, st;                                        \
         static_init(sched, last, &lb, &ub, &st, (int64_t)incr, (int64_t)chunk, U);                 \
@@ -153,15 +153,16 @@ STATIC_INIT(4u, kmp_uint32, kmp_int32, 1)
 STATIC_INIT(8, kmp_int64, kmp_int64, 0)
 STATIC_INIT(8u, kmp_uint64, kmp_int64, 1)
 
-KMP_API void __kmpc_for_static_fini(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+KMP_API void __kmpc_for_static_fini(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+}
 
 /* distribute parallel for: the team's share of the league's split, then
  * the member's share of that (*pupperD: the team's last iteration). */
 #define DIST_STATIC_INIT(suffix, T, S, U)                                                          \
-    KMP_API void __kmpc_dist_for_static_init_##suffix(ident_t *loc, kmp_int32 gtid,               \
-                                                      kmp_int32 sched, kmp_int32 *last, T *plb,   \
-                                                      T *pub, T *pupperD, S *pst, S incr,         \
-                                                      S chunk) {                                  \
+    KMP_API void __kmpc_dist_for_static_init_##suffix(                                             \
+        ident_t *loc, kmp_int32 gtid, kmp_int32 sched, kmp_int32 *last, T *plb, T *pub,            \
+        T *pupperD, S *pst, S incr, S chunk) {                                                     \
         (void)loc, (void)gtid;                                                                     \
         long nteams, team, nth, me;                                                                \
         league_pos(&nteams, &team);                                                                \
@@ -172,7 +173,7 @@ KMP_API void __kmpc_for_static_fini(ident_t *loc, kmp_int32 gtid) { (void)loc, (
                      &ub, &st, &team_last);                                                        \
         *pupperD = (T)ub;                                                                          \
         unsigned s = (unsigned)sched & ~KMP_SCH_MODIFIERS;                                         \
-        int64_t c = s == KMP_SCH_STATIC_CHUNKED ? (int64_t)chunk : 0;                             \
+        int64_t c = s == KMP_SCH_STATIC_CHUNKED ? (int64_t)chunk : 0;                              \
         kmp_int32 mine;                                                                            \
         static_split(trip_count(lb, ub, (int64_t)incr, U), nth, me, c, (int64_t)incr, &lb, &ub,    \
                      &st, &mine);                                                                  \
@@ -190,8 +191,8 @@ DIST_STATIC_INIT(8u, kmp_uint64, kmp_int64, 1)
 /* The team's share of a distribute loop whose inner loop is dynamic:
  * *plb..*pub becomes the team's block (then __kmpc_dispatch_init). */
 #define TEAM_STATIC_INIT(suffix, T, S, U)                                                          \
-    KMP_API void __kmpc_team_static_init_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 *last,  \
-                                                  T *plb, T *pub, S *pst, S incr, S chunk) {      \
+    KMP_API void __kmpc_team_static_init_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 *last,   \
+                                                  T *plb, T *pub, S *pst, S incr, S chunk) {       \
         (void)loc, (void)gtid;                                                                     \
         long nteams, team;                                                                         \
         league_pos(&nteams, &team);                                                                \
@@ -224,8 +225,7 @@ static void dispatch_init(kmp_int32 sched, int64_t lb, int64_t ub, int64_t st, i
         herd__omp_fatal("a loop of %llu iterations (herd's limit is %ld)", (unsigned long long)n,
                         LONG_MAX);
     unsigned s = (unsigned)sched & ~KMP_SCH_MODIFIERS;
-    if (kind == OMP_SCHED_STATIC && s != KMP_SCH_STATIC_CHUNKED &&
-        s != KMP_ORD_STATIC_CHUNKED)
+    if (kind == OMP_SCHED_STATIC && s != KMP_SCH_STATIC_CHUNKED && s != KMP_ORD_STATIC_CHUNKED)
         chunk = 0;
     /* schedule(simd: guided | runtime): the chunk argument is the simd
      * width; the schedule's chunk (1 for guided, run-sched-var's for
@@ -259,13 +259,13 @@ static int dispatch_next(kmp_int32 *last, int64_t *lb, int64_t *ub, int64_t *st)
 }
 
 #define DISPATCH(suffix, T, S, U)                                                                  \
-    KMP_API void __kmpc_dispatch_init_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 sched,     \
-                                               T lb, T ub, S st, S chunk) {                       \
+    KMP_API void __kmpc_dispatch_init_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 sched,      \
+                                               T lb, T ub, S st, S chunk) {                        \
         (void)loc, (void)gtid;                                                                     \
-        dispatch_init(sched, (int64_t)lb, (int64_t)ub, (int64_t)st, (int64_t)chunk, U);           \
+        dispatch_init(sched, (int64_t)lb, (int64_t)ub, (int64_t)st, (int64_t)chunk, U);            \
     }                                                                                              \
-    KMP_API int __kmpc_dispatch_next_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 *last,     \
-                                              T *plb, T *pub, S *pst) {                           \
+    KMP_API int __kmpc_dispatch_next_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 *last,       \
+                                              T *plb, T *pub, S *pst) {                            \
         (void)loc, (void)gtid;                                                                     \
         int64_t lb, ub, st;                                                                        \
         if (!dispatch_next(last, &lb, &ub, &st))                                                   \
@@ -276,15 +276,14 @@ static int dispatch_next(kmp_int32 *last, int64_t *lb, int64_t *ub, int64_t *st)
             *pst = (S)st;                                                                          \
         return 1;                                                                                  \
     }                                                                                              \
-    /* The end of an ordered iteration: the layer passes the turn with the */                     \
-    /* next chunk, so nothing is left to do here. */                                              \
-    KMP_API void __kmpc_dispatch_fini_##suffix(ident_t *loc, kmp_int32 gtid) {                   \
+    /* The end of an ordered iteration: the layer passes the turn with the */                      \
+    /* next chunk, so nothing is left to do here. */                                               \
+    KMP_API void __kmpc_dispatch_fini_##suffix(ident_t *loc, kmp_int32 gtid) {                     \
         (void)loc, (void)gtid;                                                                     \
     }                                                                                              \
-    /* distribute parallel for, dynamic: the team's block, then the loop. */                      \
-    KMP_API void __kmpc_dist_dispatch_init_##suffix(ident_t *loc, kmp_int32 gtid,                 \
-                                                    kmp_int32 sched, kmp_int32 *last, T lb,       \
-                                                    T ub, S st, S chunk) {                        \
+    /* distribute parallel for, dynamic: the team's block, then the loop. */                       \
+    KMP_API void __kmpc_dist_dispatch_init_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 sched, \
+                                                    kmp_int32 *last, T lb, T ub, S st, S chunk) {  \
         (void)loc, (void)gtid;                                                                     \
         long nteams, team;                                                                         \
         league_pos(&nteams, &team);                                                                \

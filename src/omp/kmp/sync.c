@@ -28,18 +28,24 @@ KMP_API kmp_int32 __kmpc_master(ident_t *loc, kmp_int32 gtid) {
     (void)loc, (void)gtid;
     return herd__omp_task()->thread_num == 0;
 }
-KMP_API void __kmpc_end_master(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+KMP_API void __kmpc_end_master(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+}
 KMP_API kmp_int32 __kmpc_masked(ident_t *loc, kmp_int32 gtid, kmp_int32 filter) {
     (void)loc, (void)gtid;
     return herd__omp_task()->thread_num == filter;
 }
-KMP_API void __kmpc_end_masked(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+KMP_API void __kmpc_end_masked(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+}
 
 KMP_API kmp_int32 __kmpc_single(ident_t *loc, kmp_int32 gtid) {
     (void)loc, (void)gtid;
     return GOMP_single_start();
 }
-KMP_API void __kmpc_end_single(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+KMP_API void __kmpc_end_single(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+}
 
 KMP_API void __kmpc_ordered(ident_t *loc, kmp_int32 gtid) {
     (void)loc, (void)gtid;
@@ -109,8 +115,7 @@ KMP_API void __kmpc_end_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_critical
 }
 KMP_API kmp_int32 __kmpc_reduce(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
                                 size_t reduce_size, void *reduce_data,
-                                void (*reduce_func)(void *lhs, void *rhs),
-                                kmp_critical_name *lck) {
+                                void (*reduce_func)(void *lhs, void *rhs), kmp_critical_name *lck) {
     return __kmpc_reduce_nowait(loc, gtid, num_vars, reduce_size, reduce_data, reduce_func, lck);
 }
 /* The blocking form, after either method: the construct's barrier follows
@@ -147,11 +152,16 @@ KMP_API void __kmpc_copyprivate(ident_t *loc, kmp_int32 gtid, size_t cpy_size, v
  * bits (1, 2, 4, 8). */
 static int which_of(kmp_int32 kind) {
     switch (kind) {
-    case 1: return 1;
-    case 2: return 2;
-    case 3: return 4;
-    case 4: return 8;
-    default: herd__omp_fatal("cancel of construct kind %d, unknown to herd", kind);
+    case 1:
+        return 1;
+    case 2:
+        return 2;
+    case 3:
+        return 4;
+    case 4:
+        return 8;
+    default:
+        herd__omp_fatal("cancel of construct kind %d, unknown to herd", kind);
     }
 }
 

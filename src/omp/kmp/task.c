@@ -47,7 +47,9 @@ typedef struct kmp_hdr {
     int again;
 } __attribute__((aligned(16))) kmp_hdr;
 
-static kmp_hdr *hdr_of(kmp_task_t *t) { return (kmp_hdr *)(void *)t - 1; }
+static kmp_hdr *hdr_of(kmp_task_t *t) {
+    return (kmp_hdr *)(void *)t - 1;
+}
 
 /* Small blocks (the commonest: a few privates and shared pointers) come
  * from a per-thread cache of BLOCK_SMALL-byte blocks, LIFO, at most
@@ -215,8 +217,8 @@ static void launch(kmp_task_t *t, bool if_clause, void **depend) {
     h->red = herd__kmp_red_seen(parent);
     if (h->red && !(parent->team && parent->team->outer))
         if_clause = false;
-    herd__omp_task_launch(run_block, &t, sizeof t, _Alignof(kmp_task_t *), if_clause, flags,
-                          depend, prio, h->ev);
+    herd__omp_task_launch(run_block, &t, sizeof t, _Alignof(kmp_task_t *), if_clause, flags, depend,
+                          prio, h->ev);
 }
 
 KMP_API kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, void *task) {
@@ -346,7 +348,9 @@ static void taskloop(kmp_task_t *t, int if_val, kmp_uint64 *lb, kmp_uint64 *ub, 
     unsigned flags = 0;
     if (sched == 1)
         flags |= OMP_TASK_GRAINSIZE | (strict ? OMP_TASK_STRICT : 0);
-    unsigned long strict_cnt, ntasks = n ? herd__omp_taskloop_split(parent, flags, sched ? grainsize : 0, n, &strict_cnt) : 0;
+    unsigned long strict_cnt,
+        ntasks =
+            n ? herd__omp_taskloop_split(parent, flags, sched ? grainsize : 0, n, &strict_cnt) : 0;
     unsigned long q = ntasks ? n / ntasks : 0, r = ntasks ? n % ntasks : 0, lo = 0;
     kmp_int32 gtid = herd__kmp_gtid();
     size_t tsz = h->sh_off ? h->sh_off : h->size; /* the task and its privates */
@@ -370,8 +374,8 @@ static void taskloop(kmp_task_t *t, int if_val, kmp_uint64 *lb, kmp_uint64 *ub, 
         GOMP_taskgroup_end();
 }
 
-KMP_API void __kmpc_taskloop(ident_t *loc, kmp_int32 gtid, void *task, int if_val,
-                             kmp_uint64 *lb, kmp_uint64 *ub, kmp_int64 st, int nogroup, int sched,
+KMP_API void __kmpc_taskloop(ident_t *loc, kmp_int32 gtid, void *task, int if_val, kmp_uint64 *lb,
+                             kmp_uint64 *ub, kmp_int64 st, int nogroup, int sched,
                              kmp_uint64 grainsize, void *task_dup) {
     (void)loc, (void)gtid;
     taskloop(task, if_val, lb, ub, st, nogroup, sched, grainsize, 0,
@@ -379,9 +383,9 @@ KMP_API void __kmpc_taskloop(ident_t *loc, kmp_int32 gtid, void *task, int if_va
 }
 
 /* OpenMP 5.1's form: modifier 1 is grainsize(strict:) or num_tasks(strict:). */
-KMP_API void __kmpc_taskloop_5(ident_t *loc, kmp_int32 gtid, void *task, int if_val,
-                               kmp_uint64 *lb, kmp_uint64 *ub, kmp_int64 st, int nogroup,
-                               int sched, kmp_uint64 grainsize, int modifier, void *task_dup) {
+KMP_API void __kmpc_taskloop_5(ident_t *loc, kmp_int32 gtid, void *task, int if_val, kmp_uint64 *lb,
+                               kmp_uint64 *ub, kmp_int64 st, int nogroup, int sched,
+                               kmp_uint64 grainsize, int modifier, void *task_dup) {
     (void)loc, (void)gtid;
     taskloop(task, if_val, lb, ub, st, nogroup, sched, grainsize, modifier,
              (void (*)(void *, void *, kmp_int32))task_dup);

@@ -148,8 +148,7 @@ KMP_API void *__kmpc_task_reduction_init(kmp_int32 gtid, kmp_int32 num, void *da
  * reduces its own copy of the item (the compiler's private one) in a
  * taskgroup of its own, then the construct's reduction combines the
  * members' copies as usual. */
-KMP_API void *__kmpc_taskred_modifier_init(ident_t *loc, int gtid, int is_ws, int num,
-                                           void *data) {
+KMP_API void *__kmpc_taskred_modifier_init(ident_t *loc, int gtid, int is_ws, int num, void *data) {
     (void)is_ws;
     GOMP_taskgroup_start();
     (void)loc;

@@ -47,7 +47,9 @@ static void thread_exit(void *p) {
         free(c);
     }
 }
-static void make_key(void) { pthread_key_create(&exit_key, thread_exit); }
+static void make_key(void) {
+    pthread_key_create(&exit_key, thread_exit);
+}
 
 KMP_API void __kmpc_threadprivate_register(ident_t *loc, void *data, tp_ctor ctor, tp_cctor cctor,
                                            tp_dtor dtor) {

@@ -17,7 +17,9 @@ typedef struct fib_arg {
     uint64_t *out;
 } fib_arg;
 
-static uint64_t fib_seq(int n) { return n < 2 ? (uint64_t)n : fib_seq(n - 1) + fib_seq(n - 2); }
+static uint64_t fib_seq(int n) {
+    return n < 2 ? (uint64_t)n : fib_seq(n - 1) + fib_seq(n - 2);
+}
 
 static void fib_task(void *p) {
     fib_arg *a = p;
@@ -46,7 +48,9 @@ static void square_task(void *p) {
     a->slots[a->i] = (uint64_t)a->i * (uint64_t)a->i;
 }
 
-static uint64_t future_fn(void *p) { return fib_seq(*(int *)p); }
+static uint64_t future_fn(void *p) {
+    return fib_seq(*(int *)p);
+}
 
 /* herd_run() copies its argument block, so results travel through a pointer. */
 typedef struct results {
@@ -109,10 +113,10 @@ int main(void) {
     uint64_t want_squares = 0;
     for (uint64_t i = 0; i < SLOTS; i++)
         want_squares += i * i;
-    int ok = !r.err && r.fib == fib_seq(r.n) && r.squares == want_squares &&
-             r.future == fib_seq(20);
+    int ok =
+        !r.err && r.fib == fib_seq(r.n) && r.squares == want_squares && r.future == fib_seq(20);
     printf("consumer: fib(%d) = %llu, sum of squares = %llu, future = %llu: %s\n", r.n,
-           (unsigned long long)r.fib, (unsigned long long)r.squares,
-           (unsigned long long)r.future, ok ? "ok" : "WRONG");
+           (unsigned long long)r.fib, (unsigned long long)r.squares, (unsigned long long)r.future,
+           ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
 }

@@ -12,7 +12,9 @@
 
 namespace {
 
-std::uint64_t fib_seq(int n) { return n < 2 ? std::uint64_t(n) : fib_seq(n - 1) + fib_seq(n - 2); }
+std::uint64_t fib_seq(int n) {
+    return n < 2 ? std::uint64_t(n) : fib_seq(n - 1) + fib_seq(n - 2);
+}
 
 std::uint64_t fib(int n) {
     if (n < 12)
