@@ -272,6 +272,20 @@ static const char *scan_size(const char *s, size_t *out) {
     return NULL;
 }
 
+const char herd__workers_forms[] = WORKERS_FORMS;
+
+const char *herd__workers_scan(const char *value, int *workers) {
+    if (strcasecmp(value, "auto") == 0) {
+        *workers = 0; /* counted by herd_start (herd__map_auto_workers) */
+        return NULL;
+    }
+    long v;
+    const char *why = scan_long(value, 1, WORKERS_MAX, &v);
+    if (!why)
+        *workers = (int)v;
+    return why;
+}
+
 int herd__parse_int(const char *s, long min, long max, long *out) {
     if (!s || !out)
         return HERD_EINVAL;
@@ -399,7 +413,6 @@ static int check_variable_names(void) {
 
 static int resolve_workers(const herd_config *cfg, herd__settings *out) {
     origin o;
-    long v;
     if (cfg && cfg->workers != 0) {
         from_cfg_int(&o, "workers", cfg->workers);
         if (cfg->workers < 1 || cfg->workers > WORKERS_MAX)
@@ -412,15 +425,10 @@ static int resolve_workers(const herd_config *cfg, herd__settings *out) {
         out->workers = 0; /* the runtime takes every PU of the topology */
         return 0;
     }
-    if (strcasecmp(o.value, "auto") == 0) {
-        out->workers = 0; /* counted by herd_start (herd__map_auto_workers) */
-        out->workers_auto = 1;
-        return 0;
-    }
-    const char *why = scan_long(o.value, 1, WORKERS_MAX, &v);
+    const char *why = herd__workers_scan(o.value, &out->workers);
     if (why)
         return complain(&o, why, "accepted", WORKERS_FORMS);
-    out->workers = (int)v;
+    out->workers_auto = out->workers == 0;
     return 0;
 }
 

@@ -78,6 +78,12 @@ int herd__settings_resolve(const herd_config *cfg, herd__settings *out);
 int herd__sched_names(const char **out, int max, unsigned need_flags);
 void herd__sched_names_joined(char *buf, size_t len, unsigned need_flags);
 
+/* HERD_WORKERS's one grammar, for the OpenMP layer too (omp/icv.c): NULL
+ * when value is well formed, with *workers the count, or 0 for `auto`;
+ * else what is wrong, in words; herd__workers_forms says what is accepted. */
+const char *herd__workers_scan(const char *value, int *workers);
+extern const char herd__workers_forms[];
+
 /* Parsers, exposed for unit tests. Each returns 0 or HERD_EINVAL. */
 int herd__parse_size(const char *s, size_t *out); /* "65536", "64K", "1M", "2G" (powers of 1024) */
 int herd__parse_int(const char *s, long min, long max, long *out);

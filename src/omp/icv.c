@@ -275,9 +275,15 @@ void herd__omp_init(void) {
     const char *s;
     long pus = sysconf(_SC_NPROCESSORS_ONLN);
     g->workers = 0;
-    if ((s = getenv("HERD_WORKERS")) && *s)
-        g->workers =
-            (int)parse_long("HERD_WORKERS", s, 1, HERD__WORKERS_MAX, "an integer from 1 to 4096");
+    g->workers_auto = 0;
+    if ((s = getenv("HERD_WORKERS")) && *s) {
+        /* core's grammar (one parser): a count, or auto, which herd counts
+         * when it starts (team.c, herd__omp_adopt_auto_workers) */
+        const char *why = herd__workers_scan(s, &g->workers);
+        if (why)
+            herd__omp_fatal("HERD_WORKERS=%s: %s; accepted: %s", s, why, herd__workers_forms);
+        g->workers_auto = g->workers == 0;
+    }
     g->throttle = THROTTLE_DEFAULT;
     if ((s = getenv("HERD_OMP_THROTTLE")) && *s) {
         g->throttle = parse_throttle(s);
@@ -292,13 +298,14 @@ void herd__omp_init(void) {
     icv->nthreads = 0;
     if ((s = getenv("OMP_NUM_THREADS")) && *s)
         icv->nthreads = parse_num_threads(s);
-    if (!g->workers)
+    g->nthreads_set = icv->nthreads != 0;
+    if (!g->workers && !g->workers_auto)
         g->workers = icv->nthreads ? icv->nthreads
                                    : (int)(pus < 1                   ? 1
                                            : pus > HERD__WORKERS_MAX ? HERD__WORKERS_MAX
                                                                      : pus);
-    if (!icv->nthreads)
-        icv->nthreads = g->workers;
+    if (!icv->nthreads) /* HERD_WORKERS=auto: a stand-in until herd starts */
+        icv->nthreads = g->workers ? g->workers : (int)(pus < 1 ? 1 : pus);
     /* thread-limit-var: the threads of all teams together (team.c counts
      * them as libgomp does); unset: no limit (libgomp's UINT_MAX, as an
      * int). More workers than that could never all serve a team. */
@@ -406,7 +413,10 @@ void herd__omp_display_env(int verbose) {
             g->affinity_format ? g->affinity_format : "level %L thread %i affinity %A");
     fprintf(stderr, "  OMP_TEAMS_THREAD_LIMIT = '%d'\n", g->teams_thread_limit);
     if (verbose) {
-        fprintf(stderr, "  HERD_WORKERS = '%d'\n", g->workers);
+        if (g->workers_auto && !g->workers)
+            fprintf(stderr, "  HERD_WORKERS = 'auto'\n");
+        else
+            fprintf(stderr, "  HERD_WORKERS = '%d'\n", g->workers);
         fprintf(stderr, "  HERD_SCHED = '%s'\n",
                 getenv("HERD_SCHED") ? getenv("HERD_SCHED") : "auto");
         fprintf(stderr, "  HERD_BIND = '%s'\n", hb ? hb : "(herd default)");

@@ -72,6 +72,8 @@ typedef struct omp_icv {
 typedef struct omp_global {
     omp_icv icv;              /* initial values */
     int workers;              /* herd workers (a team beyond them gets guest threads: guest.c) */
+    int workers_auto;         /* HERD_WORKERS=auto: `workers` is known once herd started */
+    int nthreads_set;         /* OMP_NUM_THREADS gave nthreads-var */
     int thread_limit;         /* thread-limit-var (OMP_THREAD_LIMIT); INT_MAX: unset */
     _Atomic int threads_busy; /* threads beyond the initial one in teams now, counted
                                * only while thread_limit is set (team.c) */

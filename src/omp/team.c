@@ -52,8 +52,23 @@ __attribute__((constructor)) static void omp_ctor(void) {
     ensure_init();
 }
 
+/* HERD_WORKERS=auto: herd counted the workers when it started; they are
+ * the team size unless OMP_NUM_THREADS gave one (icv.c). */
+static void adopt_auto_workers(void) {
+    omp_global *g = &herd__omp_g;
+    g->workers = herd_num_workers();
+    if (g->workers > g->thread_limit)
+        g->workers = g->thread_limit;
+    if (!g->nthreads_set)
+        g->icv.nthreads = g->workers;
+}
+
 omp_task *herd__omp_task_slow(void) {
     ensure_init();
+    /* The initial task copies the ICVs: under HERD_WORKERS=auto its
+     * nthreads-var is the count herd starts with, so start herd first. */
+    if (herd__omp_g.workers_auto)
+        herd__omp_start(); /* a failure stops the program (start_herd) */
     memset(&initial_task, 0, sizeof initial_task);
     initial_task.icv = herd__omp_g.icv;
     herd__omp_cur = &initial_task;
@@ -70,7 +85,7 @@ static void stop_at_exit(void) {
 static void start_herd(void) {
     ensure_init();
     herd_config cfg = {0};
-    cfg.workers = herd__omp_g.workers;
+    cfg.workers = herd__omp_g.workers; /* 0 under HERD_WORKERS=auto: herd counts them */
     /* Task stacks as roomy as the threads they replace (docs/design/stacks.md);
      * HERD_STACK, when set, wins, and then it is the one overflow reports name. */
     const char *stack_setting = getenv("HERD_STACK") ? "HERD_STACK" : "OMP_STACKSIZE";
@@ -82,6 +97,8 @@ static void start_herd(void) {
                               stack_setting);
     if (start_rc)
         herd__omp_fatal("cannot start herd: %s", herd_strerror(start_rc));
+    if (herd__omp_g.workers_auto)
+        adopt_auto_workers();
     if (!stop_registered++)
         atexit(stop_at_exit);
 }
