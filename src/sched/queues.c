@@ -76,10 +76,20 @@ static int queues_has_work(herd__worker *w) {
 
 static int per_shepherd_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
                              const void *arg, size_t size) {
-    int s = (int)(w->rr++ % (unsigned)w->rt->nshepherds);
+    herd__rt *rt = w->rt;
+    /* While an OpenMP team has only workers 0..serving-1 take shared work
+     * (S1, core/worker.c), the round robin goes over those workers'
+     * shepherds: a task queued at a shepherd with none of them waited for
+     * the region's end, which waited for the task (a team of one thread
+     * on two shepherds: omp.detach@fifo hung). ORDER: relaxed; serving
+     * changes only between regions, by the thread that starts the team's
+     * members, before it starts them. */
+    int serving = atomic_load_explicit(&rt->serving, memory_order_relaxed);
+    int s = serving < rt->nworkers ? rt->workers[w->rr++ % (unsigned)serving].shepherd
+                                   : (int)(w->rr++ % (unsigned)rt->nshepherds);
     int rc = push_at(w, s, fn, parent, kind, arg, size);
     if (rc == 0)
-        herd__wake_for_shepherd(w->rt, s); /* W3 */
+        herd__wake_for_shepherd(rt, s); /* W3 */
     return rc;
 }
 
