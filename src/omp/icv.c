@@ -248,8 +248,6 @@ size_t herd__omp_stack_size(void) {
     return (size_t)rl.rlim_cur;
 }
 
-static char herd_bind_env[16];
-
 /* HERD_OMP_THROTTLE (task.c, "Creation throttle"): off, or 1..1000000. */
 #define THROTTLE_DEFAULT 4
 static int parse_throttle(const char *s) {
@@ -336,15 +334,15 @@ void herd__omp_init(void) {
     const char *hb = NULL;
     if ((s = getenv("OMP_PROC_BIND")) && *s)
         icv->bind = parse_bind(s, &hb);
-    /* herd's own setting wins; otherwise OMP_PROC_BIND picks the binding. */
-    if (hb && !getenv("HERD_BIND")) {
-        snprintf(herd_bind_env, sizeof herd_bind_env, "%s", hb);
-        setenv("HERD_BIND", herd_bind_env, 0);
-    }
-    /* Abstract names keep herd's placement; an explicit list is kept as
-     * places and leaves the threads unbound unless HERD_BIND says (places.c). */
+    /* herd's own setting wins; otherwise OMP_PROC_BIND picks the binding,
+     * passed to herd_start as a value (team.c), not through the program's
+     * environment. Abstract places keep herd's placement; an explicit list
+     * is kept as places and leaves the threads unbound (places.c). */
+    g->bind = NULL;
+    if (hb && !getenv("HERD_BIND"))
+        g->bind = hb;
     if ((s = getenv("OMP_PLACES")) && *s && !herd__omp_parse_places(s) && !getenv("HERD_BIND"))
-        setenv("HERD_BIND", "none", 0);
+        g->bind = "none";
     if ((s = getenv("OMP_STACKSIZE")) && *s)
         g->stacksize = parse_stacksize(s);
     if ((s = getenv("OMP_WAIT_POLICY")) && *s) {
@@ -385,7 +383,7 @@ void herd__omp_display_env(int verbose) {
     const omp_icv *i = &g->icv;
     static const char *kinds[] = {"RUNTIME", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
     static const char *binds[] = {"FALSE", "TRUE", "PRIMARY", "PRIMARY", "CLOSE", "SPREAD"};
-    const char *hb = getenv("HERD_BIND");
+    const char *hb = getenv("HERD_BIND") ? getenv("HERD_BIND") : g->bind;
     fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");
     fprintf(stderr, "  _OPENMP = '201511'\n");
     fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", i->dynamic ? "TRUE" : "FALSE");

@@ -74,6 +74,7 @@ typedef struct omp_global {
     int workers;              /* herd workers (a team beyond them gets guest threads: guest.c) */
     int workers_auto;         /* HERD_WORKERS=auto: `workers` is known once herd started */
     int nthreads_set;         /* OMP_NUM_THREADS gave nthreads-var */
+    const char *bind;         /* HERD_BIND's value from OMP_PROC_BIND or OMP_PLACES; NULL: herd's */
     int thread_limit;         /* thread-limit-var (OMP_THREAD_LIMIT); INT_MAX: unset */
     _Atomic int threads_busy; /* threads beyond the initial one in teams now, counted
                                * only while thread_limit is set (team.c) */

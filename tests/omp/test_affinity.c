@@ -9,7 +9,9 @@
 #include <sys/types.h>
 
 /* OMP_PROC_BIND=false (omp.affinity.unbound): every thread of a region may
- * run on every CPU the process started with (threads are not bound). */
+ * run on every CPU the process started with (threads are not bound). herd
+ * gets the binding as a value: the program's environment keeps no
+ * HERD_BIND of herd's making (it once did, through setenv). */
 static void check_unbound(void) {
     const char *b = getenv("OMP_PROC_BIND");
     if (!b || strcasecmp(b, "false"))
@@ -26,6 +28,7 @@ static void check_unbound(void) {
     }
     CHECK_EQ(bound, 0);
     CHECK(members >= 1);
+    CHECK(getenv("HERD_BIND") == NULL);
     CHECK_EQ(omp_get_proc_bind(), omp_proc_bind_false);
 }
 
