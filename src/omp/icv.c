@@ -276,7 +276,7 @@ void herd__omp_init(void) {
     g->workers_auto = 0;
     if ((s = getenv("HERD_WORKERS")) && *s) {
         /* core's grammar (one parser): a count, or auto, which herd counts
-         * when it starts (team.c, herd__omp_adopt_auto_workers) */
+         * when it starts (team.c, adopt_auto_workers) */
         const char *why = herd__workers_scan(s, &g->workers);
         if (why)
             herd__omp_fatal("HERD_WORKERS=%s: %s; accepted: %s", s, why, herd__workers_forms);
@@ -383,7 +383,9 @@ void herd__omp_display_env(int verbose) {
     const omp_icv *i = &g->icv;
     static const char *kinds[] = {"RUNTIME", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
     static const char *binds[] = {"FALSE", "TRUE", "PRIMARY", "PRIMARY", "CLOSE", "SPREAD"};
-    const char *hb = getenv("HERD_BIND") ? getenv("HERD_BIND") : g->bind;
+    const char *hb = getenv("HERD_BIND");
+    if (!hb)
+        hb = g->bind;
     fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");
     fprintf(stderr, "  _OPENMP = '201511'\n");
     fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", i->dynamic ? "TRUE" : "FALSE");

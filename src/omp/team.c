@@ -85,8 +85,10 @@ static void stop_at_exit(void) {
 static void start_herd(void) {
     ensure_init();
     herd_config cfg = {0};
-    cfg.workers = herd__omp_g.workers; /* 0 under HERD_WORKERS=auto: herd counts them */
-    cfg.bind = herd__omp_g.bind;       /* NULL: HERD_BIND or herd's default */
+    /* HERD_WORKERS=auto: herd counts them at every start (after a pause
+     * too), not the count of the start before */
+    cfg.workers = herd__omp_g.workers_auto ? 0 : herd__omp_g.workers;
+    cfg.bind = herd__omp_g.bind; /* NULL: HERD_BIND or herd's default */
     /* Task stacks as roomy as the threads they replace (docs/design/stacks.md);
      * HERD_STACK, when set, wins, and then it is the one overflow reports name. */
     const char *stack_setting = getenv("HERD_STACK") ? "HERD_STACK" : "OMP_STACKSIZE";

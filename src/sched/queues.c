@@ -81,9 +81,12 @@ static int per_shepherd_push(herd__worker *w, herd_fn fn, void *parent, uint16_t
      * (S1, core/worker.c), the round robin goes over those workers'
      * shepherds: a task queued at a shepherd with none of them waited for
      * the region's end, which waited for the task (a team of one thread
-     * on two shepherds: omp.detach@fifo hung). ORDER: relaxed; serving
-     * changes only between regions, by the thread that starts the team's
-     * members, before it starts them. */
+     * on two shepherds: omp.detach@fifo hung). ORDER: relaxed; pairs with
+     * the seq_cst store in herd__serve_only, which the team's encountering
+     * thread makes before it places the members (a box's release, X1, or
+     * a queue's lock, taken by the member), so every task of the region
+     * pushes under its value; herd__serve_all restores it only after the
+     * region's tasks ended. */
     int serving = atomic_load_explicit(&rt->serving, memory_order_relaxed);
     int s = serving < rt->nworkers ? rt->workers[w->rr++ % (unsigned)serving].shepherd
                                    : (int)(w->rr++ % (unsigned)rt->nshepherds);

@@ -99,41 +99,31 @@ static void fifo_root(void *p) {
 /* No hand-off (M1 in src/core/sync.c): an unlock wakes the oldest waiter
  * but leaves the mutex free, so the running task may take it again first;
  * the waiter then waits again at the head, ahead of later arrivals. One
- * worker, so the woken waiter runs only when the root yields. */
-static herd_mutex nh_m;
-static _Atomic int nh_arrived;
-static int nh_order[2], nh_pos; /* guarded by nh_m */
-
-static void nh_task(void *p) {
-    int i = *(int *)p;
-    atomic_fetch_add(&nh_arrived, 1);
-    CHECK_OK(herd_mutex_lock(&nh_m));
-    nh_order[nh_pos++] = i;
-    CHECK_OK(herd_mutex_unlock(&nh_m));
-}
-
+ * worker, so the woken waiter runs only when the root yields. The FIFO
+ * case's tasks, numbered 1 and 2. */
 static void no_handoff_root(void *p) {
     (void)p;
-    herd_mutex_init(&nh_m);
-    nh_pos = 0;
-    CHECK_OK(herd_mutex_lock(&nh_m));
+    herd_mutex_init(&fifo_m);
+    atomic_store(&fifo_arrived, 0);
+    fifo_pos = 0;
+    CHECK_OK(herd_mutex_lock(&fifo_m));
     int first = 1, second = 2;
-    CHECK_OK(herd_spawn(nh_task, &first, sizeof first));
-    while (atomic_load(&nh_arrived) < 1)
+    CHECK_OK(herd_spawn(fifo_task, &first, sizeof first));
+    while (atomic_load(&fifo_arrived) < 1)
         CHECK_OK(herd_yield());
-    CHECK_OK(herd_mutex_unlock(&nh_m));  /* wakes the first waiter ... */
-    CHECK_OK(herd_mutex_trylock(&nh_m)); /* ... which does not own it yet */
+    CHECK_OK(herd_mutex_unlock(&fifo_m));  /* wakes the first waiter ... */
+    CHECK_OK(herd_mutex_trylock(&fifo_m)); /* ... which does not own it yet */
     for (int i = 0; i < 20; i++)
         CHECK_OK(herd_yield()); /* it runs, finds it held, waits again */
-    CHECK_EQ(nh_pos, 0);
-    CHECK_OK(herd_spawn(nh_task, &second, sizeof second));
-    while (atomic_load(&nh_arrived) < 2)
+    CHECK_EQ(fifo_pos, 0);
+    CHECK_OK(herd_spawn(fifo_task, &second, sizeof second));
+    while (atomic_load(&fifo_arrived) < 2)
         CHECK_OK(herd_yield());
-    CHECK_OK(herd_mutex_unlock(&nh_m));
+    CHECK_OK(herd_mutex_unlock(&fifo_m));
     CHECK_OK(herd_wait());
-    CHECK_EQ(nh_pos, 2);
-    CHECK_EQ(nh_order[0], 1); /* it kept its place at the head */
-    CHECK_EQ(nh_order[1], 2);
+    CHECK_EQ(fifo_pos, 2);
+    CHECK_EQ(fifo_order[0], 1); /* it kept its place at the head */
+    CHECK_EQ(fifo_order[1], 2);
 }
 
 /* -------------------------------------------- condition: bounded queue */
