@@ -13,11 +13,39 @@
  *   the construct then); the members' cancellation points answer true, a
  *   cancelled sections construct hands out no more sections, and its end
  *   waits for the members as usual;
- * - cancel taskgroup stops the program (not implemented: a task does not
- *   know the taskgroup it was created in). */
+ * - cancel taskgroup marks the encountering task's current taskgroup
+ *   cancelled (omp_task.tg_cur: its innermost open taskgroup, else the one
+ *   its creator was in when it created it; a worksharing construct's
+ *   reduction taskgroup is passed by for the one outside it, as libgomp
+ *   does); the task goes to its end. A task of that taskgroup that has not
+ *   started is discarded: one created after the cancel is not created
+ *   (task.c, task_general; a taskloop creates no more), one queued before
+ *   is not run when taken (task_entry, depend.c's task_body); detached
+ *   tasks run all the same (they complete with their event). Tasks that
+ *   have started run to their end or to a cancellation point taskgroup,
+ *   which answers true.
+ *   tg_cur is kept only when cancel-var is true, so that the common task
+ *   path stays as it is: GOMP_task's fast path tests tg_cur == NULL. */
 #include "omp/omp.h"
 
 enum { CANCEL_PARALLEL = 1, CANCEL_LOOP = 2, CANCEL_SECTIONS = 4, CANCEL_TASKGROUP = 8 };
+
+/* The taskgroup a cancel taskgroup of tg's tasks cancels. */
+static omp_taskgroup *cancel_target(omp_taskgroup *tg) {
+    return tg->workshare && tg->outer ? tg->outer : tg;
+}
+
+bool herd__omp_tg_cancelled(const omp_taskgroup *tg) {
+    /* ORDER: acquire; pairs with the release store in GOMP_cancel: what the
+     * canceller wrote before it (the result it found) is visible to the
+     * tasks that see the cancel. */
+    return tg && atomic_load_explicit(&cancel_target((omp_taskgroup *)tg)->cancelled,
+                                      memory_order_acquire);
+}
+
+bool herd__omp_task_discarded(void) {
+    return herd__omp_tg_cancelled(herd__omp_task()->tg_cur);
+}
 
 static int team_cancelled(const omp_team *team) {
     /* ORDER: acquire; pairs with the release store in GOMP_cancel: the
@@ -73,10 +101,11 @@ OMP_API bool GOMP_cancellation_point(int which) {
         if (t->team && atomic_load_explicit(&t->team->ws_cancelled, memory_order_acquire))
             return true;
         return team_cancelled(t->team);
-    case CANCEL_PARALLEL:
-        return team_cancelled(t->team);
+    case CANCEL_TASKGROUP:
+        /* a cancelled region's tasks end too, as libgomp's do */
+        return herd__omp_tg_cancelled(t->tg_cur) || team_cancelled(t->team);
     default:
-        return false; /* taskgroup: never cancelled (GOMP_cancel stops first) */
+        return team_cancelled(t->team);
     }
 }
 
@@ -96,8 +125,11 @@ OMP_API bool GOMP_cancel(int which, bool do_cancel) {
         if (t->team) /* ORDER: release; pairs with GOMP_cancellation_point */
             atomic_store_explicit(&t->team->ws_cancelled, 1, memory_order_release);
         return true;
+    case CANCEL_TASKGROUP:
+        if (t->tg_cur) /* ORDER: release; pairs with herd__omp_tg_cancelled */
+            atomic_store_explicit(&cancel_target(t->tg_cur)->cancelled, 1, memory_order_release);
+        return true; /* in no taskgroup: the task alone, which goes to its end */
     default:
-        herd__omp_unsupported("cancel taskgroup (with OMP_CANCELLATION=true)",
-                              __builtin_return_address(0));
+        herd__omp_fatal("cancel of construct kind %d, unknown to herd", which);
     }
 }

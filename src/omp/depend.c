@@ -61,11 +61,13 @@ struct dep_node {
     _Atomic int refs;         /* table entries + 1 until complete */
     omp_deps *deps;           /* the creator's table */
     omp_task *parent;
-    uintptr_t *red; /* the creator's task reductions when it created it */
-    omp_event *ev;  /* detach: completes once its event is fulfilled too */
+    uintptr_t *red;    /* the creator's task reductions when it created it */
+    omp_taskgroup *tg; /* the taskgroup it belongs to (omp_task.tg_cur) */
+    omp_event *ev;     /* detach: completes once its event is fulfilled too */
     void (*fn)(void *);
     void *data; /* heap block (deferred tasks) */
     int final;
+    int keep;   /* OMP_TASK_KEEP: its body runs even when discarded */
     int waiter; /* released by filling `feb` */
     uint64_t feb;
 };
@@ -228,7 +230,10 @@ static void task_body(void *p) {
     dep_node *n;
     memcpy(&n, p, sizeof n);
     omp_task me;
-    herd__omp_run_task(&me, n->parent, n->red, n->final, n->fn, n->data);
+    /* Discarded when its taskgroup was cancelled before it started, as
+     * task.c's; it still completes, which releases its successors. */
+    if (!n->tg || n->ev || n->keep || !herd__omp_tg_cancelled(n->tg))
+        herd__omp_run_task(&me, n->parent, n->red, n->tg, n->final, n->fn, n->data);
     if (n->ev)
         herd__omp_event_wait(n->ev);
     free(n->data);
@@ -409,14 +414,17 @@ static void wait_released(dep_node *n) {
 }
 
 void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
-                           void (*cpyfn)(void *, void *), long size, long align, int final,
+                           void (*cpyfn)(void *, void *), long size, long align, unsigned flags,
                            int deferred, void **depend, omp_event *ev) {
+    int final = (flags & OMP_TASK_FINAL) != 0;
     omp_deps *d = deps_of(parent);
     dep_list l;
     decode(depend, &l);
     dep_node *n = node_new(d, parent);
     n->fn = fn;
     n->red = herd__omp_red_of(parent);
+    n->tg = parent->tg_cur;
+    n->keep = (flags & OMP_TASK_KEEP) || cpyfn; /* copy constructors: as task.c's spawn */
     n->ev = deferred ? ev : NULL;
     n->final = final;
     n->waiter = !deferred;

@@ -56,6 +56,10 @@ enum {
 #define OMP_TASK_REDUCTION 4096u
 #define OMP_TASK_DETACH 8192u
 #define OMP_TASK_STRICT 16384u /* grainsize(strict: g), num_tasks(strict: n) */
+/* herd's own, never GCC's: run the task's body even when its taskgroup is
+ * cancelled; the body asks herd__omp_task_discarded() (a front end whose
+ * task must release what it holds: kmp/task.c) */
+#define OMP_TASK_KEEP (1u << 30)
 
 /* Data-environment ICVs, copied into every task. */
 typedef struct omp_icv {
@@ -139,7 +143,14 @@ typedef struct omp_doacross omp_doacross; /* doacross.c */
 typedef struct omp_taskgroup {
     herd_group g;
     struct omp_taskgroup *prev; /* the enclosing taskgroup of the same task */
-    uintptr_t *red;             /* the task reductions registered in it, NULL: none */
+    /* cancel-var true only (cancel.c): the task's current taskgroup when this
+     * one opened (omp_task.tg_cur), restored at its end; the taskgroup is
+     * cancelled (set once, never reset); it is a worksharing construct's
+     * (reduction(task, ...)), which a cancel passes by for `outer` */
+    struct omp_taskgroup *outer;
+    _Atomic int cancelled;
+    int workshare;
+    uintptr_t *red; /* the task reductions registered in it, NULL: none */
     /* called at its end, once its tasks are done (kmp/taskred.c), or NULL */
     void (*on_end)(void *);
     void *on_end_arg;
@@ -211,8 +222,14 @@ typedef struct omp_task {
     omp_icv icv;
     omp_deps *deps;    /* dependences of the tasks it created, NULL: none yet */
     omp_taskgroup *tg; /* innermost open taskgroup, NULL: none */
-    uintptr_t *red;    /* OMP_FRAME_HERD: the task reductions its creator saw
-                        * (reduction.c, herd__omp_red_of); unset when run at once */
+    /* cancel-var true only, NULL otherwise: the taskgroup the task belongs
+     * to now, the one a cancel taskgroup cancels (its innermost open one,
+     * else its creator's current one when it was created; cancel.c). It
+     * outlives the task: a taskgroup's end waits for all its tasks and,
+     * through them, their descendants. */
+    omp_taskgroup *tg_cur;
+    uintptr_t *red; /* OMP_FRAME_HERD: the task reductions its creator saw
+                     * (reduction.c, herd__omp_red_of); unset when run at once */
     /* an explicit task of the LLVM front end: the task reductions its
      * creator saw (kmp/taskred.c), KMP_RED_NONE none; NULL: not such a task */
     void *kred;
@@ -306,8 +323,8 @@ void herd__omp_word_unlock(_Atomic uint32_t *w);
 /* task.c: run fn(data) as task `me` (a record on the caller's stack) on
  * this stack, then wait for its tasks; red: the task reductions its creator
  * saw when it created it. */
-void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, int final,
-                        void (*fn)(void *), void *data);
+void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, omp_taskgroup *tg,
+                        int final, void (*fn)(void *), void *data);
 /* reduction.c: the task reductions t sees now (the innermost registration,
  * chained to the enclosing ones), NULL: none. Its own taskgroups' first,
  * then what its creator saw when it created it: kept in its record when
@@ -365,10 +382,11 @@ void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, 
 /* depend.c: the address that stands for depend(omp_all_memory) in a depend
  * array (among the out dependences; the LLVM front end's, GCC 12 has none). */
 #define HERD_DEP_ALL ((void *)UINTPTR_MAX)
-/* depend.c: a task with dependences (GCC's depend array); deferred ones are
- * queued once their predecessors complete, undeferred ones wait and run. */
+/* depend.c: a task with dependences (GCC's depend array), flags
+ * OMP_TASK_FINAL, OMP_TASK_KEEP; deferred ones are queued once their
+ * predecessors complete, undeferred ones wait and run. */
 void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
-                           void (*cpyfn)(void *, void *), long size, long align, int final,
+                           void (*cpyfn)(void *, void *), long size, long align, unsigned flags,
                            int deferred, void **depend, omp_event *ev);
 /* Wait for the predecessors named by depend (taskwait depend). */
 void herd__omp_taskwait_depend(omp_task *parent, void **depend);
@@ -434,6 +452,13 @@ void herd__omp_wait_events(omp_task *t, int dep_only);
  * waits for the members, or until the region is cancelled; true when it
  * is (GOMP_barrier_cancel's answer). */
 bool herd__omp_cancel_barrier(omp_task *t);
+/* cancel.c: are the tasks of taskgroup tg (NULL: none) cancelled, so that
+ * one that has not started is discarded? tg's own cancel, or, for a
+ * worksharing construct's taskgroup, its outer one's (libgomp's rule). */
+bool herd__omp_tg_cancelled(const omp_taskgroup *tg);
+/* Is the current task one that its taskgroup's cancel discarded (a task
+ * queued with OMP_TASK_KEEP, whose body runs to release what it holds)? */
+bool herd__omp_task_discarded(void);
 /* unsupported.c */
 void herd__omp_unsupported(const char *what, void *caller) __attribute__((noreturn));
 void herd__omp_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

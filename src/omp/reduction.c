@@ -181,6 +181,7 @@ void herd__omp_ws_red_start(omp_task *t, uintptr_t *data) {
     int n = t->team ? t->team->nthreads : 1; /* no team: an orphaned construct */
     uintptr_t *outer = herd__omp_red_of(t);
     GOMP_taskgroup_start();
+    t->tg->workshare = 1; /* a cancel taskgroup in it cancels the one outside (cancel.c) */
     if (herd__omp_ws_extra(&ws->red_state)) {
         herd__omp_red_register(data, outer, NULL, n);
         ws->red = data;

@@ -33,6 +33,8 @@ _Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
 #define HDR_HEAP 2u   /* the data is a heap block whose pointer follows */
 #define HDR_RED 4u    /* the creator's task reductions (omp_task.red) follow the header */
 #define HDR_DETACH 8u /* then its detach event (omp_event *) */
+#define HDR_TG 16u    /* then the taskgroup it belongs to (omp_task.tg_cur) */
+#define HDR_KEEP 32u  /* run its body even when discarded (OMP_TASK_KEEP) */
 
 static int thread_num_of(const omp_task *parent) {
     const omp_team *team = parent->team;
@@ -57,6 +59,7 @@ task_init(omp_task *me, omp_task *parent, int thread_num, int final, int frame_m
     me->frame_mode = frame_mode;
     me->deps = NULL;
     me->tg = NULL;
+    me->tg_cur = parent->tg_cur; /* run at once: it belongs where its creator is now */
     me->kred = NULL;
     me->team = parent->team;
     me->parent = parent;
@@ -85,12 +88,13 @@ static __attribute__((noinline)) void task_end(omp_task *me) {
 }
 
 /* Run fn(data) as task `me`, a deferred task that herd runs in a frame of
- * its own, child of parent, on the caller's stack; `me` completes after its
- * tasks. */
-void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, int final,
-                        void (*fn)(void *), void *data) {
+ * its own, child of parent, in taskgroup tg (omp_task.tg_cur), on the
+ * caller's stack; `me` completes after its tasks. */
+void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, omp_taskgroup *tg,
+                        int final, void (*fn)(void *), void *data) {
     task_init(me, parent, thread_num_of(parent), final, OMP_FRAME_HERD);
     me->red = red;
+    me->tg_cur = tg;
     omp_task *prev = herd__omp_cur;
     herd__omp_cur = me;
     fn(data);
@@ -114,20 +118,31 @@ static void task_entry(void *p) {
         memcpy(&ev, src, sizeof ev);
         src += sizeof ev;
     }
+    omp_taskgroup *tg = NULL;
+    if (h.flags & HDR_TG) {
+        memcpy(&tg, src, sizeof tg);
+        src += sizeof tg;
+    }
+    /* Discarded: its taskgroup was cancelled before it started (cancel.c).
+     * A detached one runs all the same: it completes with its event, which
+     * its own body may be the one to fulfil. */
+    int run = !tg || ev || (h.flags & HDR_KEEP) || !herd__omp_tg_cancelled(tg);
     omp_task me;
     if (h.flags & HDR_HEAP) {
         void *block;
         memcpy(&block, src, sizeof block);
-        run_as(&me, h.parent, red, h.flags & HDR_FINAL, h.fn, block);
+        if (run)
+            run_as(&me, h.parent, red, tg, h.flags & HDR_FINAL, h.fn, block);
         free(block);
+    } else if (!run) {
     } else if (((uintptr_t)src & (h.align - 1)) == 0) {
-        run_as(&me, h.parent, red, h.flags & HDR_FINAL, h.fn, src);
+        run_as(&me, h.parent, red, tg, h.flags & HDR_FINAL, h.fn, src);
     } else {
         unsigned char buf[h.size + h.align];
         unsigned char *d =
             (unsigned char *)(((uintptr_t)buf + h.align - 1) & ~(uintptr_t)(h.align - 1));
         memcpy(d, src, h.size);
-        run_as(&me, h.parent, red, h.flags & HDR_FINAL, h.fn, d);
+        run_as(&me, h.parent, red, tg, h.flags & HDR_FINAL, h.fn, d);
     }
     if (ev)
         herd__omp_event_wait(ev); /* it completes once its event is fulfilled too */
@@ -191,7 +206,7 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
  * 8 bytes at a time, as GCC's caller stored the data. 0 when it cannot. */
 static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data, long size,
                          long align, int final) {
-    if (parent->tg || herd__omp_red_of(parent) || size < 0 ||
+    if (parent->tg || parent->tg_cur || herd__omp_red_of(parent) || size < 0 ||
         sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG || (size & 7) || align > 8)
         return 0;
     herd__hot *h = herd__tls;
@@ -220,8 +235,8 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
 }
 
 /* The words after a queued task's header: what its creator's task
- * reductions are (HDR_RED), its detach event (HDR_DETACH). Returns the
- * header's and their length. */
+ * reductions are (HDR_RED), its detach event (HDR_DETACH), its taskgroup
+ * (HDR_TG). Returns the header's and their length. */
 static size_t hdr_extras(task_hdr *h, unsigned char *arg, const omp_task *parent, omp_event *ev) {
     size_t len = sizeof *h;
     uintptr_t *red = herd__omp_red_of(parent);
@@ -235,17 +250,32 @@ static size_t hdr_extras(task_hdr *h, unsigned char *arg, const omp_task *parent
         memcpy(arg + len, &ev, sizeof ev);
         len += sizeof ev;
     }
+    if (parent->tg_cur) {
+        h->flags |= HDR_TG;
+        memcpy(arg + len, &parent->tg_cur, sizeof parent->tg_cur);
+        len += sizeof parent->tg_cur;
+    }
     return len;
 }
 
-/* Queue fn on data (copied now) as a child of the current task; ev: its
- * detach event, or NULL. */
+/* The header flags of a task of GCC's flags (OMP_TASK_KEEP among them),
+ * final or not. */
+static uint16_t hdr_flags(unsigned flags, int final) {
+    return (final ? HDR_FINAL : 0) | (flags & OMP_TASK_KEEP ? HDR_KEEP : 0);
+}
+
+/* Queue fn on data (copied now) as a child of the current task; hflags:
+ * HDR_FINAL, HDR_KEEP; ev: its detach event, or NULL. */
 static void spawn(omp_task *parent, void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                  long size, long align, int final, omp_event *ev) {
-    if (!cpyfn && !ev && spawn_in_slot(parent, fn, data, size, align, final))
+                  long size, long align, uint16_t hflags, omp_event *ev) {
+    if (!cpyfn && !ev && spawn_in_slot(parent, fn, data, size, align, hflags & HDR_FINAL))
         return;
     unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
-    task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), final ? HDR_FINAL : 0};
+    /* Data that a copy function built (C++ copy constructors) is destroyed
+     * by the task's body: never discarded, as libgomp's are not. */
+    if (cpyfn)
+        hflags |= HDR_KEEP;
+    task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align), hflags};
     size_t len = hdr_extras(&h, arg, parent, ev);
     if (!cpyfn && len + (size_t)size <= HERD_ARG_MAX && align <= 4096) {
         h.size = (uint32_t)size;
@@ -271,8 +301,9 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data, void (*cpyfn
 static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align, int final) {
     unsigned char arg[HERD__SLOT_INLINE_ARG]
         __attribute__((aligned(16))); /* queue() copies a whole slot */
+    /* built by a copy function, which the body undoes: kept (spawn) */
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align),
-                  HDR_HEAP | (final ? HDR_FINAL : 0)};
+                  HDR_HEAP | HDR_KEEP | hdr_flags(0, final)};
     size_t len = hdr_extras(&h, arg, parent, NULL);
     memcpy(arg, &h, sizeof h);
     memcpy(arg + len, &b, sizeof b);
@@ -408,13 +439,21 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
                                                    void **depend, omp_event *ev) {
     OMP_SAVE();
     omp_task *parent = omp__saved;
+    /* A task created in a cancelled taskgroup is discarded (cancel.c), but a
+     * detached one and one that must run to release its data. */
+    if (parent->tg_cur && !ev && !(flags & OMP_TASK_KEEP) &&
+        herd__omp_tg_cancelled(parent->tg_cur)) {
+        OMP_RESTORE();
+        return;
+    }
     int final = (flags & OMP_TASK_FINAL) || parent->final;
     if (!herd__omp_red_deferrable(parent))
         if_clause = false; /* reduction.c: run at once, on this thread */
     if ((flags & OMP_TASK_DEPEND) && herd__self() && !parent->final) {
         /* Outside herd and under a final task every task runs undeferred, in
          * creation order: the dependences hold without a table. */
-        herd__omp_task_depend(parent, fn, data, cpyfn, arg_size, arg_align, final, if_clause,
+        herd__omp_task_depend(parent, fn, data, cpyfn, arg_size, arg_align,
+                              (final ? OMP_TASK_FINAL : 0) | (flags & OMP_TASK_KEEP), if_clause,
                               depend, ev);
         OMP_RESTORE();
         return;
@@ -433,7 +472,7 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
         if (ev)
             herd__omp_add_event(parent, ev, (flags & OMP_TASK_DEPEND) != 0);
     } else {
-        spawn(parent, fn, data, cpyfn, arg_size, arg_align, final, ev);
+        spawn(parent, fn, data, cpyfn, arg_size, arg_align, hdr_flags(flags, final), ev);
     }
     OMP_RESTORE(); /* work-first spawns suspend the encountering task */
 }
@@ -443,7 +482,9 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
                        void *detach) {
     (void)priority; /* a hint; herd's schedulers have no priorities */
     omp_task *cur = herd__omp_cur;
-    if (__builtin_expect(cur && !cpyfn && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)), 1)) {
+    /* tg_cur: cancel-var true and a taskgroup, which may discard it */
+    if (__builtin_expect(
+            cur && !cur->tg_cur && !cpyfn && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)), 1)) {
         int final = (flags & OMP_TASK_FINAL) || cur->final;
         herd__hot *h = herd__tls;
         if (!h || !if_clause || cur->final || throttled(h)) {
@@ -504,7 +545,12 @@ OMP_API void GOMP_taskgroup_start(void) {
     tg->prev = t->tg;
     tg->red = NULL;
     tg->on_end = NULL;
+    tg->outer = t->tg_cur;
+    tg->workshare = 0;
+    atomic_init(&tg->cancelled, 0);
     t->tg = tg;
+    if (herd__omp_g.cancellation)
+        t->tg_cur = tg;
 }
 
 OMP_API void GOMP_taskgroup_end(void) {
@@ -527,6 +573,7 @@ OMP_API void GOMP_taskgroup_end(void) {
     if (tg->on_end)
         tg->on_end(tg->on_end_arg); /* its tasks are done */
     t->tg = tg->prev;
+    t->tg_cur = tg->outer;
     if (tg->red) { /* its registration ends with it (GCC's code frees the copies) */
         /* ORDER: relaxed; the count only lets herd__omp_red_of skip its walk,
          * and every task that could see this registration has ended. */
@@ -582,6 +629,8 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
     deferred = deferred && herd__omp_red_deferrable(parent);
     unsigned long q = n / ntasks, r = n % ntasks, lo = 0;
     for (unsigned long k = 0; k < ntasks; k++) {
+        if (herd__omp_tg_cancelled(parent->tg_cur))
+            break; /* the rest are discarded (cancel.c) */
         unsigned long cnt = strict ? (k + 1 < ntasks ? strict : n - lo) : q + (k < r);
         void *b = herd__omp_task_data(data, cpyfn, arg_size, arg_align);
         ((uint64_t *)b)[0] = start + (uint64_t)lo * step;
@@ -592,7 +641,7 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
             continue;
         }
         if (deferred)
-            spawn(parent, fn, b, NULL, arg_size, arg_align, final, NULL);
+            spawn(parent, fn, b, NULL, arg_size, arg_align, hdr_flags(0, final), NULL);
         else
             run_now(parent, fn, b, NULL, arg_size, arg_align, final);
         free(b);

@@ -140,6 +140,12 @@ static void run_block(void *data) {
     kmp_hdr *h = hdr_of(t);
     kmp_int32 gtid = herd__kmp_gtid();
     herd__omp_task()->kred = h->red ? h->red : KMP_RED_NONE;
+    /* Its taskgroup was cancelled before it started: only its end. A
+     * detached one runs (it completes with its event, as task.c's do). */
+    if (!h->ev && herd__omp_task_discarded()) {
+        finish(t, gtid);
+        return;
+    }
     do { /* no routine: a task for its dependences only */
         h->again = 0;
         h->running = 1;
@@ -212,6 +218,7 @@ static void launch(kmp_task_t *t, bool if_clause, void **depend) {
         flags |= OMP_TASK_DEPEND;
     if (h->ev)
         flags |= OMP_TASK_DETACH;
+    flags |= OMP_TASK_KEEP; /* a discarded task still frees its block (run_block) */
     int prio = h->flags & KF_PRIORITY ? t->data2.priority : 0;
     omp_task *parent = herd__omp_task();
     h->red = herd__kmp_red_seen(parent);

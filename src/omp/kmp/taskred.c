@@ -149,15 +149,16 @@ KMP_API void *__kmpc_task_reduction_init(kmp_int32 gtid, kmp_int32 num, void *da
  * taskgroup of its own, then the construct's reduction combines the
  * members' copies as usual. */
 KMP_API void *__kmpc_taskred_modifier_init(ident_t *loc, int gtid, int is_ws, int num, void *data) {
-    (void)is_ws;
     GOMP_taskgroup_start();
+    herd__omp_task()->tg->workshare = is_ws; /* as reduction.c's (cancel.c) */
     (void)loc;
     return __kmpc_taskred_init(gtid, num, data);
 }
 KMP_API void *__kmpc_task_reduction_modifier_init(ident_t *loc, int gtid, int is_ws, int num,
                                                   void *data) {
-    (void)is_ws, (void)loc;
+    (void)loc;
     GOMP_taskgroup_start();
+    herd__omp_task()->tg->workshare = is_ws; /* as reduction.c's (cancel.c) */
     return __kmpc_task_reduction_init(gtid, num, data);
 }
 KMP_API void __kmpc_task_reduction_modifier_fini(ident_t *loc, int gtid, int is_ws) {
