@@ -112,19 +112,30 @@ OMP_API int omp_get_place_num_procs_8_(const long *p) {
 OMP_API void omp_get_place_proc_ids_(const int *p, int *ids) {
     omp_get_place_proc_ids(*p, ids);
 }
-/* A place has no processors (api.c): nothing to write, in either width. */
+/* The 8-byte flavours (-fdefault-integer-8): the C routine's ints, widened
+ * into the caller's array (as many as the C routine answers for). */
 OMP_API void omp_get_place_proc_ids_8_(const long *p, long *ids) {
-    (void)ids;
-    if (omp_get_place_num_procs(to_int(*p)) != 0)
-        herd__omp_fatal("omp_get_place_proc_ids_8_: places are not kept");
+    int place = to_int(*p), n = omp_get_place_num_procs(place);
+    int *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+    if (!tmp)
+        herd__omp_fatal("omp_get_place_proc_ids_8_: out of memory");
+    omp_get_place_proc_ids(place, tmp);
+    for (int i = 0; i < n; i++)
+        ids[i] = tmp[i];
+    free(tmp);
 }
 OMP_API void omp_get_partition_place_nums_(int *places) {
     omp_get_partition_place_nums(places);
 }
 OMP_API void omp_get_partition_place_nums_8_(long *places) {
-    (void)places;
-    if (omp_get_partition_num_places() != 0)
-        herd__omp_fatal("omp_get_partition_place_nums_8_: places are not kept");
+    int n = omp_get_partition_num_places();
+    int *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+    if (!tmp)
+        herd__omp_fatal("omp_get_partition_place_nums_8_: out of memory");
+    omp_get_partition_place_nums(tmp);
+    for (int i = 0; i < n; i++)
+        places[i] = tmp[i];
+    free(tmp);
 }
 
 OMP_API int omp_get_default_device_(void) {

@@ -60,26 +60,45 @@ static long parse_long(const char *var, const char *s, long min, long max, const
     return parse_long_in(var, s, s, min, max, forms);
 }
 
-/* OMP_NUM_THREADS: a comma-separated list, one team size per nesting level;
- * every item is checked, the first is the nthreads-var. */
+/* A list ICV's levels (omp_levels): room for the items of s, one per comma;
+ * a single value keeps no list. */
+static void levels_init(omp_levels *l, const char *s) {
+    int n = 1;
+    for (const char *p = s; *p; p++)
+        n += *p == ',';
+    l->n = 0;
+    l->v = NULL;
+    if (n > 1 && !(l->v = malloc((size_t)n * sizeof *l->v)))
+        herd__omp_fatal("out of memory for the %d items of an OMP_* list", n);
+}
+
+/* The first item of comma-separated list p, into item (truncated: a longer
+ * item is out of range or garbage anyway); returns the rest of the list
+ * after it, NULL at its end. */
+static const char *list_item(const char *p, char *item, size_t size) {
+    size_t n = strcspn(p, ",");
+    size_t c = n < size ? n : size - 1;
+    memcpy(item, p, c);
+    item[c] = '\0';
+    return p[n] ? p + n + 1 : NULL;
+}
+
+/* OMP_NUM_THREADS: a comma-separated list, one team size per nesting level
+ * (levels); every item is checked, the first is the nthreads-var. */
 #define NUM_THREADS_FORMS "integers from 1 to 4096, comma-separated (herd's bound on workers)"
-static int parse_num_threads(const char *s) {
+static int parse_num_threads(const char *s, omp_levels *levels) {
     char item[64];
-    int first = 0;
-    for (const char *p = s;;) {
-        size_t n = strcspn(p, ",");
-        if (n >= sizeof item)
-            n = sizeof item - 1; /* a longer item is out of range or garbage anyway */
-        memcpy(item, p, n);
-        item[n] = '\0';
+    levels_init(levels, s);
+    int first = 0, k = 0;
+    for (const char *p = s; p; k++) {
+        p = list_item(p, item, sizeof item);
         long v = parse_long_in("OMP_NUM_THREADS", s, item, 1, HERD__WORKERS_MAX, NUM_THREADS_FORMS);
-        if (p == s)
+        if (k == 0)
             first = (int)v;
-        p += strcspn(p, ",");
-        if (!*p)
-            return first;
-        p++;
+        if (levels->v)
+            levels->v[levels->n++] = (int)v;
     }
+    return first;
 }
 
 /* OMP_ALLOCATOR: a predefined allocator's name (handles 1..8, omp.h), or
@@ -149,24 +168,36 @@ static void parse_schedule(const char *s, omp_icv *icv) {
                          : kind != OMP_SCHED_STATIC;
 }
 
-/* OMP_PROC_BIND (first value) -> omp_proc_bind_t, and herd's HERD_BIND. */
-static int parse_bind(const char *s, const char **herd_bind) {
-    char first[32];
-    snprintf(first, sizeof first, "%.*s", (int)strcspn(s, ","), s);
+/* OMP_PROC_BIND -> omp_proc_bind_t, one per nesting level (levels), and
+ * herd's HERD_BIND for the first. A list holds primary, master, close and
+ * spread only (false and true stand alone, as in libgomp). */
+static int parse_bind(const char *s, const char **herd_bind, omp_levels *levels) {
     static const struct {
         const char *name;
         int v;
         const char *herd;
     } binds[] = {{"false", 0, "none"},     {"true", 1, "compact"},  {"primary", 2, "compact"},
                  {"master", 2, "compact"}, {"close", 3, "compact"}, {"spread", 4, "scatter"}};
-    for (size_t i = 0; i < sizeof binds / sizeof binds[0]; i++)
-        if (!strcasecmp(first, binds[i].name)) {
+    static const char forms[] = "true, false, or a comma-separated list of primary, master, close "
+                                "and spread (one per nesting level)";
+    char item[32];
+    levels_init(levels, s);
+    int first = 0, k = 0;
+    for (const char *p = s; p; k++) {
+        p = list_item(p, item, sizeof item);
+        size_t i = 0;
+        while (i < sizeof binds / sizeof binds[0] && strcasecmp(item, binds[i].name))
+            i++;
+        if (i == sizeof binds / sizeof binds[0] || (levels->v && binds[i].v < 2))
+            bad("OMP_PROC_BIND", s, forms);
+        if (k == 0) {
+            first = binds[i].v;
             *herd_bind = binds[i].herd;
-            return binds[i].v;
         }
-    bad("OMP_PROC_BIND", s,
-        "true, false, primary, master, close, spread (comma lists: first value)");
-    return 0;
+        if (levels->v)
+            levels->v[levels->n++] = binds[i].v;
+    }
+    return first;
 }
 
 /* OMP_STACKSIZE: a size with an optional unit B, K, M or G (either case; no
@@ -295,7 +326,7 @@ void herd__omp_init(void) {
     }
     icv->nthreads = 0;
     if ((s = getenv("OMP_NUM_THREADS")) && *s)
-        icv->nthreads = parse_num_threads(s);
+        icv->nthreads = parse_num_threads(s, &g->nthreads_levels);
     g->nthreads_set = icv->nthreads != 0;
     if (!g->workers && !g->workers_auto)
         g->workers = icv->nthreads ? icv->nthreads
@@ -327,13 +358,14 @@ void herd__omp_init(void) {
     if ((s = getenv("OMP_MAX_ACTIVE_LEVELS")) && *s)
         icv->max_active = (int)parse_long("OMP_MAX_ACTIVE_LEVELS", s, 0, INT_MAX,
                                           "an integer from 0 to 2147483647");
-    else if (!nested_set && (s = getenv("OMP_NUM_THREADS")) && strchr(s, ','))
+    else if (!nested_set &&
+             (g->nthreads_levels.n > 1 || ((s = getenv("OMP_PROC_BIND")) && strchr(s, ','))))
         icv->max_active = 64; /* a list asks for nesting (OpenMP 5.0) */
     if ((s = getenv("OMP_SCHEDULE")) && *s)
         parse_schedule(s, icv);
     const char *hb = NULL;
     if ((s = getenv("OMP_PROC_BIND")) && *s)
-        icv->bind = parse_bind(s, &hb);
+        icv->bind = parse_bind(s, &hb, &g->bind_levels);
     /* herd's own setting wins; otherwise OMP_PROC_BIND picks the binding,
      * passed to herd_start as a value (team.c), not through the program's
      * environment. Abstract places keep herd's placement; an explicit list

@@ -72,12 +72,26 @@ typedef struct omp_icv {
     uintptr_t def_alloc; /* def-allocator-var (alloc.c); 0: OMP_ALLOCATOR's */
 } omp_icv;
 
+/* An ICV given per nesting level (OMP_NUM_THREADS=4,2; OMP_PROC_BIND=
+ * spread,close): v[L] for the implicit tasks of a team at level L, v[0]
+ * the initial value; n 0 when the variable gave one value. */
+typedef struct omp_levels {
+    int n;
+    int *v;
+} omp_levels;
+/* The value at level `level` of l, else `otherwise`. */
+static inline int herd__omp_level_value(const omp_levels *l, int level, int otherwise) {
+    return level < l->n ? l->v[level] : otherwise;
+}
+
 /* Process-wide settings from the OMP_* environment (icv.c). */
 typedef struct omp_global {
-    omp_icv icv;              /* initial values */
-    int workers;              /* herd workers (a team beyond them gets guest threads: guest.c) */
-    int workers_auto;         /* HERD_WORKERS=auto: `workers` is known once herd started */
-    int nthreads_set;         /* OMP_NUM_THREADS gave nthreads-var */
+    omp_icv icv;                /* initial values */
+    int workers;                /* herd workers (a team beyond them gets guest threads: guest.c) */
+    int workers_auto;           /* HERD_WORKERS=auto: `workers` is known once herd started */
+    int nthreads_set;           /* OMP_NUM_THREADS gave nthreads-var */
+    omp_levels nthreads_levels; /* OMP_NUM_THREADS's list (nthreads-var per level) */
+    omp_levels bind_levels;     /* OMP_PROC_BIND's list (bind-var per level) */
     const char *bind;         /* HERD_BIND's value from OMP_PROC_BIND or OMP_PLACES; NULL: herd's */
     int thread_limit;         /* thread-limit-var (OMP_THREAD_LIMIT); INT_MAX: unset */
     _Atomic int threads_busy; /* threads beyond the initial one in teams now, counted
@@ -169,8 +183,9 @@ typedef struct omp_team {
     int nworker; /* members 0..nworker-1 are herd tasks; the others guests */
     int level;   /* nesting level of its implicit tasks */
     int active_level;
-    int outer;               /* member i runs on worker i (the outermost active team) */
-    struct omp_task *parent; /* the task that encountered the parallel */
+    int icv_nthreads, icv_bind; /* its implicit tasks' nthreads-var and bind-var */
+    int outer;                  /* member i runs on worker i (the outermost active team) */
+    struct omp_task *parent;    /* the task that encountered the parallel */
     void (*fn)(void *);
     void *data;
     herd_barrier bar; /* the barrier when every member is a herd task */

@@ -301,6 +301,8 @@ static void member_begin(omp_task *me, omp_team *team, int i) {
     me->thread_num = i;
     me->frame_mode = OMP_FRAME_HERD; /* a herd task, or a guest's (no herd children) */
     me->icv = team->parent->icv;
+    me->icv.nthreads = team->icv_nthreads;
+    me->icv.bind = team->icv_bind;
     me->red = team->red;
     me->ch_lo = me->ch_hi = -1;
     herd__omp_cur = me;
@@ -416,7 +418,7 @@ static void place_members(omp_team *team, int nworker) {
 /* Set the region's team up and start members 1..n-1; member 0 is the
  * caller's to run (member_entry or member_begin) before region_end. */
 static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *data,
-                         unsigned num_threads, omp_preinit pre, void *pre_arg) {
+                         unsigned num_threads, unsigned flags, omp_preinit pre, void *pre_arg) {
     int level = enc->team ? enc->team->level : 0;
     int active = enc->team ? enc->team->active_level : 0;
     long n = num_threads ? (long)num_threads : enc->icv.nthreads;
@@ -470,6 +472,17 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
     team->guests_left = (int)n - nworker;
     team->level = level + 1;
     team->active_level = active + (n > 1);
+    /* The members' nthreads-var and bind-var, libgomp's rules: item `level
+     * + 1` of the OMP_NUM_THREADS and OMP_PROC_BIND lists where a list
+     * reaches it; else the encountering task's, bind-var replaced by the
+     * proc_bind clause (flags' low 3 bits) unless binding is off (false).
+     * (The LLVM front end passes no clause: libomp keeps bind-var.) */
+    int bind = enc->icv.bind;
+    if (bind != 0 && (flags & 7))
+        bind = (int)(flags & 7);
+    team->icv_nthreads =
+        herd__omp_level_value(&herd__omp_g.nthreads_levels, level + 1, enc->icv.nthreads);
+    team->icv_bind = herd__omp_level_value(&herd__omp_g.bind_levels, level + 1, bind);
     team->outer = r->outer;
     team->parent = enc;
     team->fn = fn;
@@ -517,11 +530,12 @@ static void region_end(region *r) {
         herd_barrier_destroy(&team->bar); /* a heap state, or none (NULL) */
 }
 
-static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_preinit pre,
-                     void *pre_arg) {
+/* flags: GCC's (the proc_bind clause in the low 3 bits, 0: none). */
+static void parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags,
+                     omp_preinit pre, void *pre_arg) {
     OMP_SAVE();
     region r;
-    region_start(&r, omp__saved, fn, data, num_threads, pre, pre_arg);
+    region_start(&r, omp__saved, fn, data, num_threads, flags, pre, pre_arg);
     member_arg a = {&r.team, 0};
     if (herd__self())
         herd__call_task(member_entry, &a);
@@ -532,8 +546,7 @@ static void parallel(void (*fn)(void *), void *data, unsigned num_threads, omp_p
 }
 
 OMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags) {
-    (void)flags; /* proc_bind: herd's binding applies (docs/design/openmp.md) */
-    parallel(fn, data, num_threads, NULL, NULL);
+    parallel(fn, data, num_threads, flags, NULL, NULL);
 }
 
 /* The pre-4.9 ABI (GOMP_1.0): GOMP_parallel_start starts the team and
@@ -543,13 +556,13 @@ OMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,
  * frame of its own, as herd__call_task gives it in GOMP_parallel. */
 static __thread region *open_regions;
 
-static void parallel_start(void (*fn)(void *), void *data, unsigned num_threads, omp_preinit pre,
-                           void *pre_arg) {
+static void parallel_start(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags,
+                           omp_preinit pre, void *pre_arg) {
     omp_task *enc = herd__omp_task();
     region *r = aligned_alloc(_Alignof(region), sizeof *r);
     if (!r)
         herd__omp_fatal("out of memory for a parallel region");
-    region_start(r, enc, fn, data, num_threads, pre, pre_arg);
+    region_start(r, enc, fn, data, num_threads, flags, pre, pre_arg);
     r->prev = open_regions;
     open_regions = r;
     herd__worker *w = herd__self();
@@ -563,7 +576,7 @@ static void parallel_start(void (*fn)(void *), void *data, unsigned num_threads,
 }
 
 OMP_API void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned num_threads) {
-    parallel_start(fn, data, num_threads, NULL, NULL);
+    parallel_start(fn, data, num_threads, 0, NULL, NULL);
 }
 
 OMP_API void GOMP_parallel_end(void) {
@@ -601,9 +614,8 @@ static void pre_reductions(omp_team *team, void *p) {
 
 OMP_API unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigned num_threads,
                                           unsigned flags) {
-    (void)flags;
     red_pre r = {*(uintptr_t **)data, 0}; /* GCC's data starts with its arrays */
-    parallel(fn, data, num_threads, pre_reductions, &r);
+    parallel(fn, data, num_threads, flags, pre_reductions, &r);
     /* ORDER: relaxed; every task that read the registration has ended. */
     atomic_fetch_sub_explicit(&herd__omp_g.red_live, 1, memory_order_relaxed);
     return r.nthreads;
@@ -632,9 +644,8 @@ static void pre_loop(omp_team *team, void *p) {
 #define PARALLEL_LOOP(name, sched)                                                                 \
     OMP_API void GOMP_parallel_loop_##name(void (*fn)(void *), void *data, unsigned nt, long s,    \
                                            long e, long i, long c, unsigned flags) {               \
-        (void)flags;                                                                               \
         loop_pre l = {sched, s, e, i, c};                                                          \
-        parallel(fn, data, nt, pre_loop, &l);                                                      \
+        parallel(fn, data, nt, flags, pre_loop, &l);                                               \
     }
 PARALLEL_LOOP(static, OMP_SCHED_STATIC)
 PARALLEL_LOOP(dynamic, OMP_SCHED_DYNAMIC)
@@ -645,9 +656,8 @@ PARALLEL_LOOP(nonmonotonic_guided, OMP_SCHED_GUIDED)
 #define PARALLEL_LOOP_RT(name)                                                                     \
     OMP_API void GOMP_parallel_loop_##name(void (*fn)(void *), void *data, unsigned nt, long s,    \
                                            long e, long i, unsigned flags) {                       \
-        (void)flags;                                                                               \
         loop_pre l = {OMP_SCHED_RUNTIME, s, e, i, 0};                                              \
-        parallel(fn, data, nt, pre_loop, &l);                                                      \
+        parallel(fn, data, nt, flags, pre_loop, &l);                                               \
     }
 PARALLEL_LOOP_RT(runtime)
 PARALLEL_LOOP_RT(nonmonotonic_runtime)
@@ -659,7 +669,7 @@ PARALLEL_LOOP_RT(maybe_nonmonotonic_runtime)
     OMP_API void GOMP_parallel_loop_##name##_start(void (*fn)(void *), void *data, unsigned nt,    \
                                                    long s, long e, long i, long c) {               \
         loop_pre l = {sched, s, e, i, c};                                                          \
-        parallel_start(fn, data, nt, pre_loop, &l);                                                \
+        parallel_start(fn, data, nt, 0, pre_loop, &l);                                             \
     }
 PARALLEL_LOOP_START(static, OMP_SCHED_STATIC)
 PARALLEL_LOOP_START(dynamic, OMP_SCHED_DYNAMIC)
@@ -668,7 +678,7 @@ PARALLEL_LOOP_START(guided, OMP_SCHED_GUIDED)
 OMP_API void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data, unsigned nt, long s,
                                               long e, long i) {
     loop_pre l = {OMP_SCHED_RUNTIME, s, e, i, 0};
-    parallel_start(fn, data, nt, pre_loop, &l);
+    parallel_start(fn, data, nt, 0, pre_loop, &l);
 }
 
 static void pre_sections(omp_team *team, void *p) {
@@ -682,13 +692,12 @@ static void pre_sections(omp_team *team, void *p) {
 
 OMP_API void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nt, unsigned count,
                                     unsigned flags) {
-    (void)flags;
-    parallel(fn, data, nt, pre_sections, &count);
+    parallel(fn, data, nt, flags, pre_sections, &count);
 }
 
 OMP_API void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsigned nt,
                                           unsigned count) {
-    parallel_start(fn, data, nt, pre_sections, &count);
+    parallel_start(fn, data, nt, 0, pre_sections, &count);
 }
 
 /* The team's barrier proper: herd's when every member is a herd task, the

@@ -87,5 +87,29 @@ program test_fortran_api
   if (bad /= 0) stop 21
 
   n = omp_pause_resource_all(omp_pause_soft) ! either answer is allowed
+  call check_places()
   print *, 'omp fortran api: ok'
+contains
+  ! The places routines in both integer kinds give the same answers (the
+  ! _8 variants widen the C routines' ints). With OMP_PLACES set to an
+  ! explicit list (omp.fortran_api.places) there is at least one place.
+  subroutine check_places()
+    integer :: i, np, status
+    integer(kind=8) :: i8
+    integer, allocatable :: ids(:)
+    integer(kind=8), allocatable :: ids8(:)
+    call get_environment_variable('OMP_PLACES', status=status)
+    if (status == 0 .and. omp_get_num_places() < 1) stop 22
+    do i = 0, omp_get_num_places() - 1
+      i8 = i
+      np = omp_get_place_num_procs(i)
+      if (np < 1 .or. omp_get_place_num_procs(i8) /= np) stop 23
+      allocate(ids(np), ids8(np))
+      ids8 = -1
+      call omp_get_place_proc_ids(i, ids)
+      call omp_get_place_proc_ids(i8, ids8)
+      if (any(ids8 /= ids) .or. any(ids < 0)) stop 24
+      deallocate(ids, ids8)
+    end do
+  end subroutine check_places
 end program test_fortran_api

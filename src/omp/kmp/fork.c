@@ -57,9 +57,9 @@ KMP_API void __kmpc_end(ident_t *loc) {
 
 /* ------------------------------------------------------------ the pushes */
 
-/* What the thread pushed for its next fork: num_threads (0: none),
- * proc_bind (-1: none), num_teams and the teams' thread_limit (0: none). */
-static __thread struct { int nthreads, bind, nteams, team_limit; } pushed = {0, -1, 0, 0};
+/* What the thread pushed for its next fork: num_threads, num_teams and the
+ * teams' thread_limit (0: none). */
+static __thread struct { int nthreads, nteams, team_limit; } pushed = {0, 0, 0};
 
 KMP_API void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 n) {
     (void)loc, (void)gtid;
@@ -67,7 +67,10 @@ KMP_API void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 n) 
 }
 KMP_API void __kmpc_push_proc_bind(ident_t *loc, kmp_int32 gtid, int bind) {
     (void)loc, (void)gtid;
-    pushed.bind = bind;
+    /* libomp places the team's threads by the clause and leaves the members'
+     * bind-var as it was (kmp_runtime.cpp, __kmp_fork_call; GCC's libgomp
+     * sets it: team.c). herd places no members by it: nothing to keep. */
+    (void)bind;
 }
 KMP_API void __kmpc_push_num_teams(ident_t *loc, kmp_int32 gtid, kmp_int32 nteams,
                                    kmp_int32 nthreads) {
@@ -117,10 +120,9 @@ KMP_API void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask
     (void)loc;
     COLLECT(argv, argc, microtask, "__kmpc_fork_call");
     fork_arg a = {microtask, argc, argv};
-    unsigned n = (unsigned)pushed.nthreads, bind = pushed.bind < 0 ? 0u : (unsigned)pushed.bind;
+    unsigned n = (unsigned)pushed.nthreads;
     pushed.nthreads = 0;
-    pushed.bind = -1;
-    GOMP_parallel(member, &a, n, bind);
+    GOMP_parallel(member, &a, n, 0);
 }
 
 static void noop(void *p) {
@@ -133,7 +135,6 @@ KMP_API void __kmpc_serialized_parallel(ident_t *loc, kmp_int32 gtid) {
     (void)loc, (void)gtid;
     herd__kmp_seen();
     pushed.nthreads = 0;
-    pushed.bind = -1;
     GOMP_parallel_start(noop, NULL, 1);
 }
 KMP_API void __kmpc_end_serialized_parallel(ident_t *loc, kmp_int32 gtid) {
