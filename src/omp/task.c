@@ -30,11 +30,12 @@ typedef struct task_hdr {
 _Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
 
 #define HDR_FINAL 1u
-#define HDR_HEAP 2u   /* the data is a heap block whose pointer follows */
-#define HDR_RED 4u    /* the creator's task reductions (omp_task.red) follow the header */
-#define HDR_DETACH 8u /* then its detach event (omp_event *) */
-#define HDR_TG 16u    /* then the taskgroup it belongs to (omp_task.tg_cur) */
-#define HDR_KEEP 32u  /* run its body even when discarded (OMP_TASK_KEEP) */
+#define HDR_HEAP 2u     /* the data is a heap block whose pointer follows */
+#define HDR_RED 4u      /* the creator's task reductions (omp_task.red) follow the header */
+#define HDR_DETACH 8u   /* then its detach event (omp_event *) */
+#define HDR_TG 16u      /* then the taskgroup it belongs to (omp_task.tg_cur) */
+#define HDR_KEEP 32u    /* run its body even when discarded (OMP_TASK_KEEP) */
+#define HDR_COUNTED 64u /* counted in its creator's team's `queued` (throttled) */
 
 static int thread_num_of(const omp_task *parent) {
     const omp_team *team = parent->team;
@@ -107,6 +108,8 @@ void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, omp_task
 static void task_entry(void *p) {
     task_hdr h;
     memcpy(&h, p, sizeof h);
+    if (h.flags & HDR_COUNTED) /* ORDER: relaxed; a count for the throttle only */
+        atomic_fetch_sub_explicit(&h.parent->team->queued, 1, memory_order_relaxed);
     unsigned char *src = (unsigned char *)p + sizeof h;
     uintptr_t *red = NULL;
     if (h.flags & HDR_RED) {
@@ -239,6 +242,12 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
  * (HDR_TG). Returns the header's and their length. */
 static size_t hdr_extras(task_hdr *h, unsigned char *arg, const omp_task *parent, omp_event *ev) {
     size_t len = sizeof *h;
+    herd__hot *hot = herd__tls;
+    if (hot && !hot->q.cap && parent->team) { /* a queue scheduler: the team counts (throttled) */
+        h->flags |= HDR_COUNTED;
+        /* ORDER: relaxed; a count for the throttle only */
+        atomic_fetch_add_explicit(&parent->team->queued, 1, memory_order_relaxed);
+    }
     uintptr_t *red = herd__omp_red_of(parent);
     if (red) {
         h->flags |= HDR_RED;
@@ -368,6 +377,20 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
 
 #define run_now herd__omp_run_undeferred
 
+/* The throttle under the queue schedulers (mts, central, fifo, lifo: no
+ * deque): the team's tasks queued and not started, counted at their
+ * creation and start (HDR_COUNTED), against the bound for each of its
+ * threads; libgomp counts likewise, team-wide. */
+static __attribute__((noinline)) int queue_throttled(herd__hot *h, const omp_task *parent,
+                                                     int limit) {
+    const omp_team *team = parent->team;
+    /* ORDER: relaxed; a count for the throttle only */
+    return team &&
+           atomic_load_explicit(&team->queued, memory_order_relaxed) >=
+               (long)limit * team->nthreads &&
+           (char *)__builtin_frame_address(0) >= h->stack_limit;
+}
+
 /* Creation throttle. A deferrable task is run at once, by the encountering
  * thread, while its worker's deque already holds at least HERD_OMP_THROTTLE
  * (default 4) tasks that nobody has taken (public or private,
@@ -376,11 +399,15 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
  * of deferring it (the queue slot and the pop: about twice an undeferred
  * call, fib(30)). The OpenMP specification lets the encountering thread
  * execute a task immediately; libgomp throttles likewise on a team-wide
- * count. Tasks run at once open a herd frame of their own if they queue a
- * child (Frames, above). Low on stack, they are deferred as usual (their
- * frames would deepen the stack). h: the worker. */
-static int throttled(herd__hot *h) {
+ * count. Under a queue scheduler the team's count of queued tasks is the
+ * measure (queue_throttled). Tasks run at once open a herd frame of their
+ * own if they queue a child (Frames, above). Low on stack, they are
+ * deferred as usual (their frames would deepen the stack). h: the worker,
+ * parent: the encountering task. */
+static inline __attribute__((always_inline)) int throttled(herd__hot *h, const omp_task *parent) {
     int limit = herd__omp_g.throttle;
+    if (__builtin_expect(!h->q.cap, 0))
+        return limit && queue_throttled(h, parent, limit);
     /* A thief found the public part empty and asks for more: queue the task
      * (the spawn then publishes, S3). Without this, the thieves of an
      * unbalanced tree (UTS) took the few queued tasks, often leaves, and
@@ -460,7 +487,7 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
     }
     /* A detached task is never throttled: run at once, it would hold its
      * creator until its event, which a later task may be the one to fulfil. */
-    if (!if_clause || parent->final || !herd__self() || (!ev && throttled(herd__tls))) {
+    if (!if_clause || parent->final || !herd__self() || (!ev && throttled(herd__tls, parent))) {
         /* Run in creation order (outside herd, or under a final task): its
          * predecessors have run, but detached ones may not be complete. */
         if ((flags & OMP_TASK_DEPEND) && parent->deps)
@@ -487,7 +514,7 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
             cur && !cur->tg_cur && !cpyfn && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)), 1)) {
         int final = (flags & OMP_TASK_FINAL) || cur->final;
         herd__hot *h = herd__tls;
-        if (!h || !if_clause || cur->final || throttled(h)) {
+        if (!h || !if_clause || cur->final || throttled(h, cur)) {
             run_here(cur, fn, data, final);
             return;
         }
