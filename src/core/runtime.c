@@ -16,6 +16,19 @@
 #define DEQUE_CAP (1u << 20)
 
 herd__rt *herd__rt_global;
+
+herd__rt *herd__rt_started(void) {
+    return __atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE); /* ORDER: as declared */
+}
+
+int herd__rt_adopted(const herd__rt *rt) {
+    /* ORDER: acquire; pairs with the release store of adopt_enter. */
+    return atomic_load_explicit(&((herd__rt *)rt)->adopted, memory_order_acquire);
+}
+
+int herd__rt_oversubscribed(const herd__rt *rt) {
+    return !rt->cpu_per_worker;
+}
 HERD_API __thread herd__hot *herd__tls __attribute__((tls_model("initial-exec")));
 
 /* herd_run() calls in progress, and the lifecycle lock (start/stop). Kept

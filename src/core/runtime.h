@@ -4,8 +4,12 @@
 #ifndef HERD_CORE_RUNTIME_H
 #define HERD_CORE_RUNTIME_H
 
+#include "arch/os.h"
 #include "arch/spin.h"
+#include "core/assert.h"
 #include "core/config.h"
+#include "core/seam_omp.h"
+#include "core/wait.h"
 #include "queue/split_deque.h"
 #include "queue/task_queue.h"
 #include "topo/topo.h"
@@ -14,22 +18,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-#if defined(HERD_DEBUG) || !defined(NDEBUG)
-#include <stdio.h>
-#include <stdlib.h>
-#define HERD_ASSERT(c)                                                                             \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "herd: assertion failed: %s (%s:%d)\n", #c, __FILE__, __LINE__);       \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
-#else
-#define HERD_ASSERT(c) ((void)0)
-#endif
 
 /* Task kinds carried in a slot (0 is invalid: zeroed memory is not a task). */
 enum herd__task_kind {
@@ -44,38 +35,6 @@ enum herd__task_kind {
 
 /* herd__join and herd__frame are defined in herd/herd_fast.h (the inline
  * paths create frames). J1..J4 in docs/design/tasks.md. */
-
-/* What a suspended task waits for (core/watchdog.c prints it: the watchdog's
- * dump of blocked tasks). NONE: running, or suspended only to be resumed at
- * once (herd_yield, a work-first continuation). */
-enum herd__wait_kind {
-    HERD__WAIT_NONE = 0,
-    HERD__WAIT_MUTEX,
-    HERD__WAIT_COND,
-    HERD__WAIT_BARRIER,
-    HERD__WAIT_FEB, /* a full/empty word */
-    HERD__WAIT_FUTURE,
-    HERD__WAIT_GROUP,
-    HERD__WAIT_CHILDREN, /* herd_wait, or a task's end: its own children */
-    HERD__WAIT_OMP_BARRIER,
-    HERD__WAIT_OMP_TASKWAIT,
-    HERD__WAIT_OMP_TASKGROUP,
-    HERD__WAIT_OMP_LOCK,
-    HERD__WAIT_OMP_CRITICAL,
-    HERD__WAIT_OMP_DEPEND, /* an undeferred task's or a taskwait's dependences */
-    HERD__WAIT_OMP_REGION, /* the end of a parallel region: its members */
-    HERD__WAIT_NKINDS
-};
-
-/* A construct a task is inside while it may block (the OpenMP layer's
- * barrier, taskwait...): lives on the task's stack, linked innermost first
- * from its ULT's `ctx` (core/watchdog.h: herd__wait_enter/leave). Owner only. */
-typedef struct herd__wait_ctx {
-    int kind;
-    const void *obj;
-    void *ra; /* where the construct was entered from */
-    struct herd__wait_ctx *prev;
-} herd__wait_ctx;
 
 /* What a suspended ULT waits for, written by herd__block_on before the
  * switch and read by the watchdog thread: level 0 is the primitive that
@@ -185,6 +144,7 @@ typedef struct herd__box {
 
 typedef struct herd__worker {
     herd__hot hot;      /* first: the inline paths see it as herd__tls */
+    int id;             /* second: herd__self_id() reads it (core/seam_omp.h) */
     herd__readyq ready; /* resumed ULTs */
     herd__readyq home;  /* resumed ULTs homed here (tied mode): thieves never take them */
     herd__tq mine;      /* tasks placed on this worker only (herd__group_place_worker) */
@@ -201,7 +161,6 @@ typedef struct herd__worker {
     int ncache;
     void *native_sp; /* the pthread's own context, for shutdown */
     struct herd__rt *rt;
-    int id;
     int pu;
     int shepherd; /* index into rt->shepherds */
     /* Victim order, filled by the scheduler's init (NULL for random and
@@ -232,6 +191,9 @@ typedef struct herd__worker {
     herd__counters stats;
     struct herd__trace_buf *trace; /* HERD_TRACE: owner-only events, NULL when off (trace.h) */
 } __attribute__((aligned(4096))) herd__worker; /* a page each: see worker_main() */
+_Static_assert(offsetof(herd__worker, hot) == 0 &&
+                   offsetof(herd__worker, id) == offsetof(herd__worker_head, id),
+               "herd__self() and herd__self_id() read herd__tls (core/seam_omp.h)");
 
 /* The scheduler seam (docs/design/scheduler-seam.md): a table of operations
  * chosen at start-up. The worker loop (core/worker.c) runs its ready queue,
@@ -362,43 +324,11 @@ typedef struct herd__rt {
     herd__ult *ults;
 } herd__rt;
 
+extern herd__rt *herd__rt_global; /* herd__rt_started() (core/seam_omp.h) reads it */
+
 #define HERD__GATE_CLOSED 0 /* zeroed memory: closed */
 #define HERD__GATE_OPEN 1
 #define HERD__GATE_ABORT 2
-
-extern herd__rt *herd__rt_global;
-
-/* The worker running the caller, or NULL. Read it again after anything that
- * may suspend the task: it may resume on another worker. */
-static inline herd__worker *herd__self(void) {
-    return (herd__worker *)(void *)herd__tls;
-}
-
-uint64_t herd__now_ns(void);
-
-/* herd_spawn's inline path (S1, split-deque.md) in two halves, for a caller
- * that builds the argument in place (no staging copy, whose mixed-width
- * stores and loads stall store forwarding): herd__spawn_reserve answers the
- * slot whose arg[HERD__SLOT_INLINE_ARG] the caller fills, or NULL when the
- * caller must take herd_spawn instead; herd__spawn_commit(fn, size) then
- * queues it as a child of the running task. Owner only, nothing between. */
-static inline __attribute__((always_inline)) herd__slot *herd__spawn_reserve(void) {
-    herd__hot *h = herd__tls;
-    if (__builtin_expect(!h || !h->frame || h->q.head >= h->spawn_limit, 0))
-        return NULL;
-    return &h->q.slots[h->q.head];
-}
-
-static inline __attribute__((always_inline)) void herd__spawn_commit(herd_fn fn, size_t size) {
-    herd__hot *h = herd__tls;
-    herd__slot_set(&h->q.slots[h->q.head], fn, &h->frame->join, HERD__KIND_TASK, size);
-    h->q.head++;
-    h->frame->nspawned++;
-    herd__count(&h->spawned);
-    /* ORDER: relaxed; a late view only delays publication (S3). */
-    if (__builtin_expect(__atomic_load_n(&h->q.split_req, __ATOMIC_RELAXED) != 0, 0))
-        herd__publish_slow();
-}
 
 /* core/task.c */
 void herd__run_root(herd__worker *w, herd__taskcopy *t);
@@ -410,24 +340,11 @@ static inline void herd__set_first_level(herd__worker *w, herd__frame *f) {
     w->hot.spawn_limit = f ? 0 : w->spawn_limit_open;
 }
 void herd__join_done(herd__join *j);
-void herd__frame_wait(herd__frame *f);
 
 /* core/adopt.c: give the last adopter back its own CPU mask (herd_stop). */
 void herd__adopt_unpin(herd__rt *rt);
 
 /* core/ult.c: suspending and resuming tasks. */
-/* Suspend the calling task. `arm` runs on the worker's next stack once the
- * caller's context is saved (so a waker can never resume a half-saved
- * context); it must arrange for herd__ult_ready(u) to be called eventually. */
-void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg);
-/* The same, recording why (kind, the object waited on, the return address
- * of the public call that waits) for the watchdog's dump. */
-void herd__block_on(int kind, const void *obj, void *ra,
-                    void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg);
-/* Make a suspended ULT runnable: on its home worker's home queue when it
- * has one (callable from any thread then), else on the calling worker's
- * ready queue (callable from a worker only). */
-void herd__ult_ready(herd__ult *u);
 /* Worker start-up / shutdown on the worker's own thread. */
 void herd__worker_enter(herd__worker *w);
 herd__ult *herd__ult_get(herd__worker *w);
@@ -446,22 +363,7 @@ herd__ult *herd__readyq_pop_back(herd__readyq *rq);
 
 /* core/worker.c */
 void herd__sched_loop(herd__worker *w) __attribute__((noreturn));
-/* Private futex on a 32-bit word: sleep while *addr == val (returns at once
- * otherwise, or on a signal: callers recheck), and wake up to n sleepers. */
-void herd__futex_wait(void *word, uint32_t val); /* word: any 32-bit atomic */
-void herd__futex_wake(void *word, int n);
 void herd__wake_one(herd__rt *rt);
-/* Before a task suspends to wait for something that another worker is
- * about to do (a barrier's last arrival, a group's last task): spin until
- * done(arg), up to HERD__SPIN_WAIT_NS, and only while w has nothing else to
- * run and each worker has a CPU (otherwise the time is better given to that
- * work, or to the thread being waited for). 1 when done(arg) came true.
- * done() reads relaxed, and the caller reads again with acquire when it
- * returns 1: a spin of acquire loads under ThreadSanitizer takes, at each
- * load, a lock that the releasing store needs, and many spinners on few
- * CPUs starved that store (stress.topology hung, round 3). */
-#define HERD__SPIN_WAIT_NS 20000
-int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg);
 void herd__wake_all(herd__rt *rt);
 /* Work was queued where only some workers may take it (a shepherd's
  * queue): wake them. Sleepers are not grouped, so this wakes every sleeper;
@@ -471,44 +373,10 @@ void herd__wake_for_shepherd(herd__rt *rt, int shepherd);
  * it (one sleeper, or under HERD__SCHED_SHEPHERD_READY every sleeper). */
 void herd__wake_for_ready(herd__worker *w);
 
-/* core/runtime.c: herd_start with internal options.
- * HERD__START_ADOPT: worker 0 gets no pthread; a thread lends its own through
- * herd__adopt_enter()/herd__adopt_leave() (core/adopt.c), one at a time.
- * HERD__START_TIED: a task that suspends resumes on the worker it suspended
- * on (so on the kernel thread that started it: thread identity holds).
- * HERD__START_NAME_BY_PC: the caller's task functions are trampolines (the
- * OpenMP layer's): an overflow report names the function that overflowed.
- * stack_setting: the setting an overflow report tells the user to raise
- * (the OpenMP layer passes "OMP_STACKSIZE"); NULL: HERD_STACK, or
- * herd_config.stack_size when cfg set it. */
-#define HERD__START_ADOPT 1u
-#define HERD__START_TIED 2u
-#define HERD__START_NAME_BY_PC 4u
-int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_setting);
-
-/* core/adopt.c. Enter: the calling thread (outside any task) becomes worker
- * 0 and runs as a task on its own stack, in frame fr (which the caller
- * keeps alive until leave). Returns 0; HERD_ESTATE when the runtime is not
- * started in adopt mode; HERD_EBUSY while another thread holds worker 0;
- * HERD_ETASK inside a task. Leave: waits for fr's children, then gives
- * worker 0 back; everything that started on worker 0 meanwhile must have
- * finished (the caller's contract: all of it descends from fr). */
-int herd__adopt_enter(herd__frame *fr);
-void herd__adopt_leave(herd__frame *fr);
 /* Wake worker w, which may sleep (W3 for work only w may take). */
 void herd__wake_worker(herd__worker *w);
 /* The same for work placed at once on workers up to max_id: one fence. */
 void herd__wake_workers(herd__rt *rt, int max_id);
-/* core/worker.c: from now on only workers 0..n-1 take shared work (other
- * workers' deques, the schedulers' shared queues, the shepherds' placement
- * queues); the others park. Returns once no worker n.. can still take
- * shared work that is queued after the return (S2). herd__serve_all lets
- * every worker take it again. The OpenMP layer serves its outermost team's
- * workers only, so that the team's tasks run on its own threads. One caller
- * at a time (the holder of worker 0); only adopt-mode runtimes serve fewer
- * (elsewhere it does nothing, and the workers skip S1's two accesses). */
-void herd__serve_only(herd__rt *rt, int n);
-void herd__serve_all(herd__rt *rt);
 /* At start: register for the closer's asymmetric fence (membarrier) and
  * set rt->serve_asym; where it is not available (an old kernel, a
  * sandbox, TSan, which does not model it) both sides use fences. */
@@ -528,16 +396,6 @@ int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg, 
  * Context: a task on worker 0, the only placer (herd__box, X1). */
 int herd__group_place_worker(herd_group *g, int worker, herd_fn fn, const void *arg,
                              size_t arg_size);
-/* count tasks at once, task k on worker first + k with the argument at
- * args + k * arg_size, and one wake-up for all (a fork). On HERD_ENOMEM the
- * tasks before the failing one are placed (and counted in g). */
-int herd__group_place_workers(herd_group *g, int first, int count, herd_fn fn, const void *args,
-                              size_t arg_size);
-/* core/sync.c: herd_barrier_init on the caller's memory (64-byte aligned,
- * `bytes` long), which the caller frees after the last wait, never
- * herd_barrier_destroy. HERD_EINVAL when too small for count (then the
- * caller may use herd_barrier_init). */
-int herd__barrier_init_at(herd_barrier *b, int64_t count, void *mem, size_t bytes);
 
 /* Tasks placed on w alone wait: in its box or on its queue. Any thread. */
 static inline int herd__placed_pending(herd__worker *w) {
@@ -552,9 +410,6 @@ static inline int herd__own_work_arrived(herd__worker *w) {
 }
 /* Take a task placed on w alone, the box first (X2). Context: w's owner. */
 int herd__take_placed_mine(herd__worker *w, herd__work *out);
-/* Run fn(arg) now, on the calling task's stack, as a task of its own: its
- * own frame, whose children it waits for before returning. Context: a task. */
-void herd__call_task(herd_fn fn, void *arg);
 
 /* core/overflow.c */
 int herd__overflow_install(void);

@@ -13,6 +13,27 @@
  * program had installed runs after ours; an ignored SIGQUIT stays ignored. */
 #include "core/watchdog.h"
 
+void herd__wait_enter(herd__wait_ctx *c, int kind, const void *obj, void *ra) {
+    herd__worker *w = herd__self();
+    c->kind = HERD__WAIT_NONE;
+    if (!w || !w->cur)
+        return;
+    c->kind = kind;
+    c->obj = obj;
+    c->ra = ra;
+    c->prev = w->cur->ctx;
+    w->cur->ctx = c;
+}
+
+void herd__wait_leave(herd__wait_ctx *c) {
+    if (c->kind == HERD__WAIT_NONE)
+        return;
+    /* The task may have resumed on another worker, on the same ULT. */
+    herd__ult *u = herd__self()->cur;
+    HERD_ASSERT(u->ctx == c);
+    u->ctx = c->prev;
+}
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>

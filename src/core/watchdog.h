@@ -27,30 +27,6 @@ static inline void herd__wait_clear(herd__ult *u) {
     atomic_store_explicit(&u->wait.kind[0], HERD__WAIT_NONE, memory_order_relaxed);
 }
 
-/* Enter / leave a construct in which the calling task may block (c lives
- * on its stack until leave). Outside a task both do nothing. Cost: a few
- * stores, no atomic operation. */
-static inline void herd__wait_enter(herd__wait_ctx *c, int kind, const void *obj, void *ra) {
-    herd__worker *w = herd__self();
-    c->kind = HERD__WAIT_NONE;
-    if (!w || !w->cur)
-        return;
-    c->kind = kind;
-    c->obj = obj;
-    c->ra = ra;
-    c->prev = w->cur->ctx;
-    w->cur->ctx = c;
-}
-
-static inline void herd__wait_leave(herd__wait_ctx *c) {
-    if (c->kind == HERD__WAIT_NONE)
-        return;
-    /* The task may have resumed on another worker, on the same ULT. */
-    herd__ult *u = herd__self()->cur;
-    HERD_ASSERT(u->ctx == c);
-    u->ctx = c->prev;
-}
-
 /* herd_start / herd_stop: the watchdog thread (always, for SIGQUIT, unless
  * HERD_WATCHDOG=off) and the SIGQUIT handler. Start returns 0 or
  * HERD_ESYS after printing why. */

@@ -51,7 +51,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <stdio.h>
@@ -63,21 +62,6 @@
 
 #define FAIRNESS_PERIOD 61
 #define SPIN_ROUNDS 64
-
-uint64_t herd__now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The process-private futex pair, for every 32-bit word herd sleeps on. */
-void herd__futex_wait(void *word, uint32_t val) {
-    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
-}
-
-void herd__futex_wake(void *word, int n) {
-    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
-}
 
 /* W3's "fence, then read sleepers". ThreadSanitizer does not model fences,
  * so its builds read with a seq_cst read-modify-write instead (the same

@@ -40,7 +40,6 @@
  * Undeferred tasks with dependences (if(0), final) and taskwait depend are
  * "waiter" nodes: release fills a full/empty word that the creator reads
  * (it suspends as a task; its worker runs other tasks meanwhile). */
-#include "core/watchdog.h"
 #include "omp/omp.h"
 
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #ifndef HERD_OMP_H
 #define HERD_OMP_H
 
-#include "core/runtime.h"
+#include "core/seam_omp.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -14,7 +14,6 @@
  * are spawned into the taskgroup's herd group, so its end waits for them
  * (and, through them, their descendants) and not for the encountering
  * task's other children. */
-#include "core/watchdog.h"
 #include "omp/omp.h"
 
 #include <stdlib.h>
@@ -43,8 +42,7 @@ static int thread_num_of(const omp_task *parent) {
         /* Outermost team: member i runs on worker i, and only the team's
          * workers run its tasks (herd__serve_only): a task reports the
          * worker that runs it, one running task's number at a time. */
-        herd__worker *self = herd__self();
-        int w = self ? self->id : -1;
+        int w = herd__self_id();
         if (w >= 0 && w < team->nthreads)
             return w;
     }

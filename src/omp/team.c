@@ -24,7 +24,6 @@
  * thread spins a little and then sleeps on the phase word. The end of the
  * region waits for the guests the same way (the last guest releases the
  * encountering task). */
-#include "core/watchdog.h"
 #include "omp/omp.h"
 
 #include <limits.h>
@@ -77,8 +76,8 @@ omp_task *herd__omp_task_slow(void) {
 
 static void stop_at_exit(void) {
     /* Only from outside any region: herd_stop waits for the region's owner. */
-    herd__rt *rt = __atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE);
-    if (rt && !herd__self() && !atomic_load_explicit(&rt->adopted, memory_order_acquire))
+    herd__rt *rt = herd__rt_started();
+    if (rt && !herd__self() && !herd__rt_adopted(rt))
         herd_stop();
 }
 
@@ -108,10 +107,10 @@ static void start_herd(void) {
 
 int herd__omp_start(void) {
     /* ORDER: acquire; pairs with herd_start's publication of the runtime. */
-    if (__atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE))
+    if (herd__rt_started())
         return 0;
     pthread_mutex_lock(&start_lock);
-    if (!__atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE)) /* ORDER: as above */
+    if (!herd__rt_started()) /* ORDER: as above */
         start_herd();
     pthread_mutex_unlock(&start_lock);
     return start_rc;
@@ -123,9 +122,9 @@ int herd__omp_start(void) {
 int herd__omp_pause(void) {
     int rc = 0;
     pthread_mutex_lock(&start_lock);
-    herd__rt *rt = __atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE); /* ORDER: as above */
+    herd__rt *rt = herd__rt_started(); /* ORDER: as above */
     if (rt) {
-        if (herd__self() || atomic_load_explicit(&rt->adopted, memory_order_acquire))
+        if (herd__self() || herd__rt_adopted(rt))
             rc = -1;
         else if (herd_stop() != 0)
             rc = -1;
@@ -135,9 +134,8 @@ int herd__omp_pause(void) {
 }
 
 void herd__omp_relax(void) {
-    herd__worker *w = herd__self();
-    if (w) {
-        int oversubscribed = !w->rt->cpu_per_worker;
+    if (herd__self()) {
+        int oversubscribed = herd__rt_oversubscribed(herd__rt_started());
         OMP_SAVE();
         herd_yield();
         OMP_RESTORE();
@@ -466,7 +464,7 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
         /* The team's tasks run on its own workers only: a task reports its
          * worker as its thread number, and a thread number is one thread's
          * at a time (per-thread data, task reductions). */
-        herd__serve_only(herd__self()->rt, nworker);
+        herd__serve_only(herd__rt_started(), nworker);
     team->nthreads = (int)n;
     team->nworker = nworker;
     team->guests_left = (int)n - nworker;
@@ -520,7 +518,7 @@ static void region_end(region *r) {
     }
     herd__wait_leave(&c);
     if (r->outer) {
-        herd__serve_all(herd__self()->rt);
+        herd__serve_all(herd__rt_started());
         herd__adopt_leave(&r->fr);
     }
     if (r->reserved && r->counted)
@@ -565,12 +563,12 @@ static void parallel_start(void (*fn)(void *), void *data, unsigned num_threads,
     region_start(r, enc, fn, data, num_threads, flags, pre, pre_arg);
     r->prev = open_regions;
     open_regions = r;
-    herd__worker *w = herd__self();
-    r->me0_framed = w != NULL;
-    if (w) {
-        r->me0_up = w->hot.frame;
-        herd__frame_open(&r->me0_fr, &w->hot, NULL, r->me0_up);
-        w->hot.frame = &r->me0_fr;
+    herd__hot *h = herd__tls;
+    r->me0_framed = h != NULL;
+    if (h) {
+        r->me0_up = h->frame;
+        herd__frame_open(&r->me0_fr, h, NULL, r->me0_up);
+        h->frame = &r->me0_fr;
     }
     member_begin(&r->me0, &r->team, 0);
 }
@@ -586,7 +584,7 @@ OMP_API void GOMP_parallel_end(void) {
     member_finish(&r->me0);
     if (r->me0_framed) {
         herd__frame_wait(&r->me0_fr);
-        herd__self()->hot.frame = r->me0_up; /* tied: the same worker */
+        herd__tls->frame = r->me0_up; /* tied: the same worker */
     }
     open_regions = r->prev;
     region_end(r);

@@ -1,0 +1,160 @@
+/* The seam between core and the OpenMP layer (src/omp/): everything the
+ * layer may use of core, and nothing else. The layer includes this header,
+ * never core/runtime.h: workers, ULTs and the runtime are opaque here, and
+ * core's own files see the same declarations through runtime.h (one
+ * source). Below core sit the arch primitives (futex, clock, spin locks),
+ * the split deque's owner queries (queue/) and the installed fast path
+ * (herd/herd_fast.h), which the layer may use too. */
+#ifndef HERD_CORE_SEAM_OMP_H
+#define HERD_CORE_SEAM_OMP_H
+
+#include "arch/os.h"
+#include "arch/spin.h"
+#include "core/assert.h"
+#include "core/config.h"
+#include "core/wait.h"
+#include "herd/herd.h"
+#include "herd/herd_fast.h"
+#include "queue/split_deque.h" /* the worker's deque: herd__sdq_queued, _wants_publish */
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct herd__worker herd__worker; /* core/runtime.h */
+typedef struct herd__ult herd__ult;
+typedef struct herd__rt herd__rt;
+
+/* The started runtime, NULL before herd_start and after herd_stop.
+ * ORDER: an acquire load; pairs with herd_start's publication of it. */
+herd__rt *herd__rt_started(void);
+/* Whether a thread has adopted worker 0 (adopt-mode runtimes).
+ * ORDER: acquire; pairs with the release store of adopt_enter. */
+int herd__rt_adopted(const herd__rt *rt);
+/* Whether the workers share CPUs (more workers than the CPUs they run on). */
+int herd__rt_oversubscribed(const herd__rt *rt);
+
+/* The worker running the caller, or NULL. Read it again after anything that
+ * may suspend the task: it may resume on another worker. */
+static inline herd__worker *herd__self(void) {
+    return (herd__worker *)(void *)herd__tls;
+}
+/* What a worker begins with (core/runtime.h checks it): its hot part, which
+ * herd__tls points at, then its index. */
+typedef struct herd__worker_head {
+    herd__hot hot;
+    int id;
+} herd__worker_head;
+/* The index of the worker running the caller, -1 outside the workers:
+ * herd_worker_id(), inline (a deferred task's thread number, omp/task.c). */
+static inline int herd__self_id(void) {
+    herd__hot *h = herd__tls;
+    return h ? ((const herd__worker_head *)(void *)h)->id : -1;
+}
+
+/* herd_spawn's inline path (S1, split-deque.md) in two halves, for a caller
+ * that builds the argument in place (no staging copy, whose mixed-width
+ * stores and loads stall store forwarding): herd__spawn_reserve answers the
+ * slot whose arg[HERD__SLOT_INLINE_ARG] the caller fills, or NULL when the
+ * caller must take herd_spawn instead; herd__spawn_commit(fn, size) then
+ * queues it as a child of the running task. Owner only, nothing between. */
+static inline __attribute__((always_inline)) herd__slot *herd__spawn_reserve(void) {
+    herd__hot *h = herd__tls;
+    if (__builtin_expect(!h || !h->frame || h->q.head >= h->spawn_limit, 0))
+        return NULL;
+    return &h->q.slots[h->q.head];
+}
+
+static inline __attribute__((always_inline)) void herd__spawn_commit(herd_fn fn, size_t size) {
+    herd__hot *h = herd__tls;
+    herd__slot_set(&h->q.slots[h->q.head], fn, &h->frame->join, HERD__KIND_TASK, size);
+    h->q.head++;
+    h->frame->nspawned++;
+    herd__count(&h->spawned);
+    /* ORDER: relaxed; a late view only delays publication (S3). */
+    if (__builtin_expect(__atomic_load_n(&h->q.split_req, __ATOMIC_RELAXED) != 0, 0))
+        herd__publish_slow();
+}
+
+/* core/task.c: wait until frame f's children have finished (the task
+ * suspends if some still run elsewhere). Context: the task that opened f. */
+void herd__frame_wait(herd__frame *f);
+/* Run fn(arg) now, on the calling task's stack, as a task of its own: its
+ * own frame, whose children it waits for before returning. Context: a task. */
+void herd__call_task(herd_fn fn, void *arg);
+
+/* core/ult.c: suspending and resuming tasks. Suspend the calling task. `arm` runs on the worker's
+ * next stack once the caller's context is saved (so a waker can never resume a half-saved context);
+ * it must arrange for herd__ult_ready(u) to be called eventually. */
+void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg);
+/* The same, recording why (kind, the object waited on, the return address
+ * of the public call that waits) for the watchdog's dump. */
+void herd__block_on(int kind, const void *obj, void *ra,
+                    void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg);
+/* Make a suspended ULT runnable: on its home worker's home queue when it
+ * has one (callable from any thread then), else on the calling worker's
+ * ready queue (callable from a worker only). */
+void herd__ult_ready(herd__ult *u);
+
+/* core/worker.c: before a task suspends to wait for something that another worker is
+ * about to do (a barrier's last arrival, a group's last task): spin until
+ * done(arg), up to HERD__SPIN_WAIT_NS, and only while w has nothing else to
+ * run and each worker has a CPU (otherwise the time is better given to that
+ * work, or to the thread being waited for). 1 when done(arg) came true.
+ * done() reads relaxed, and the caller reads again with acquire when it
+ * returns 1: a spin of acquire loads under ThreadSanitizer takes, at each
+ * load, a lock that the releasing store needs, and many spinners on few
+ * CPUs starved that store (stress.topology hung, round 3). */
+#define HERD__SPIN_WAIT_NS 20000
+int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg);
+
+/* core/runtime.c: herd_start with internal options.
+ * HERD__START_ADOPT: worker 0 gets no pthread; a thread lends its own through
+ * herd__adopt_enter()/herd__adopt_leave() (core/adopt.c), one at a time.
+ * HERD__START_TIED: a task that suspends resumes on the worker it suspended
+ * on (so on the kernel thread that started it: thread identity holds).
+ * HERD__START_NAME_BY_PC: the caller's task functions are trampolines (the
+ * OpenMP layer's): an overflow report names the function that overflowed.
+ * stack_setting: the setting an overflow report tells the user to raise
+ * (the OpenMP layer passes "OMP_STACKSIZE"); NULL: HERD_STACK, or
+ * herd_config.stack_size when cfg set it. */
+#define HERD__START_ADOPT 1u
+#define HERD__START_TIED 2u
+#define HERD__START_NAME_BY_PC 4u
+int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_setting);
+
+/* core/adopt.c. Enter: the calling thread (outside any task) becomes worker
+ * 0 and runs as a task on its own stack, in frame fr (which the caller
+ * keeps alive until leave). Returns 0; HERD_ESTATE when the runtime is not
+ * started in adopt mode; HERD_EBUSY while another thread holds worker 0;
+ * HERD_ETASK inside a task. Leave: waits for fr's children, then gives
+ * worker 0 back; everything that started on worker 0 meanwhile must have
+ * finished (the caller's contract: all of it descends from fr). */
+int herd__adopt_enter(herd__frame *fr);
+void herd__adopt_leave(herd__frame *fr);
+
+/* core/worker.c: from now on only workers 0..n-1 take shared work (other
+ * workers' deques, the schedulers' shared queues, the shepherds' placement
+ * queues); the others park. Returns once no worker n.. can still take
+ * shared work that is queued after the return (S2). herd__serve_all lets
+ * every worker take it again. The OpenMP layer serves its outermost team's
+ * workers only, so that the team's tasks run on its own threads. One caller
+ * at a time (the holder of worker 0); only adopt-mode runtimes serve fewer
+ * (elsewhere it does nothing, and the workers skip S1's two accesses). */
+void herd__serve_only(herd__rt *rt, int n);
+void herd__serve_all(herd__rt *rt);
+
+/* core/task.c: a fork on the workers' own boxes (herd__box, X1): count
+ * tasks of group g at once, task k on worker first + k with the argument
+ * at args + k * arg_size, and one wake-up for all. On HERD_ENOMEM the tasks
+ * before the failing one are placed (and counted in g). Context: a task on
+ * worker 0, the only placer. */
+int herd__group_place_workers(herd_group *g, int first, int count, herd_fn fn, const void *args,
+                              size_t arg_size);
+
+/* core/sync.c: herd_barrier_init on the caller's memory (64-byte aligned,
+ * `bytes` long), which the caller frees after the last wait, never
+ * herd_barrier_destroy. HERD_EINVAL when too small for count (then the
+ * caller may use herd_barrier_init). */
+int herd__barrier_init_at(herd_barrier *b, int64_t count, void *mem, size_t bytes);
+
+#endif
