@@ -17,6 +17,7 @@
 #include "herd/herd_fast.h"
 #include "queue/split_deque.h" /* the worker's deque: herd__sdq_queued, _wants_publish */
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -156,5 +157,13 @@ int herd__group_place_workers(herd_group *g, int first, int count, herd_fn fn, c
  * herd_barrier_destroy. HERD_EINVAL when too small for count (then the
  * caller may use herd_barrier_init). */
 int herd__barrier_init_at(herd_barrier *b, int64_t count, void *mem, size_t bytes);
+
+/* core/places.c: the places of an abstract OMP_PLACES name (threads,
+ * cores, sockets, ll_caches, numa_domains): each PU, core, package, L3
+ * cache or NUMA node of the real machine (hwloc's model, whatever
+ * HERD_TOPOLOGY says), as the set of its OS CPUs that the process may run
+ * on, in the topology's order; one with none of them is no place. Writes at
+ * most max into out and returns how many, or -1 with a sentence in err. */
+int herd__machine_places(const char *name, cpu_set_t *out, int max, char *err, size_t errlen);
 
 #endif

@@ -7,17 +7,23 @@
  *              !{res-list}; a res-list is resource intervals: num [: len
  *              [: stride]] or !num; stride may be negative; spaces allowed.
  *
- * Abstract names keep herd's own placement (one worker per PU of the
- * cpuset, HERD_BIND) and report no places. An explicit list is kept as its
- * places (sets of CPUs, restricted to those the process may run on),
- * answered by omp_get_num_places / omp_get_place_num_procs /
- * omp_get_place_proc_ids; herd does not pin a worker to a place's CPUs, so
- * its threads are left unbound (HERD_BIND=none unless set) and
- * omp_get_place_num() answers -1 ("not bound to a place"). A malformed
- * value stops the program with a message naming it. */
+ * Both kinds are kept as places (sets of CPUs, restricted to those the
+ * process may run on), answered by omp_get_num_places /
+ * omp_get_place_num_procs / omp_get_place_proc_ids. An abstract name's
+ * places are the machine's PUs, cores, packages, L3 caches or NUMA nodes
+ * (core/places.c, hwloc), the first `count` of them when a count is given,
+ * computed at the first question; the workers keep herd's own placement
+ * (one worker per PU of the cpuset, HERD_BIND). With an explicit list herd
+ * does not pin a worker to a place's CPUs, so its threads are left unbound
+ * (HERD_BIND=none unless set). omp_get_place_num() answers the place that
+ * holds every CPU the calling thread may run on, -1 when none does ("not
+ * bound to a place"); the place partition is the whole list (herd does not
+ * split it by proc_bind). A malformed value stops the program with a
+ * message naming it. */
 #include "omp/omp.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +32,13 @@
 
 #define MAX_PLACES 4096
 
-static cpu_set_t *places; /* the explicit list's places, NULL: none */
+static cpu_set_t *places; /* the places, NULL: none (yet) */
 static int nplaces;
+/* An abstract name, its places computed at the first question (places_now):
+ * the name ("" none) and the count (0: all). */
+static char abstract_name[16];
+static long abstract_count;
+static pthread_once_t abstract_once = PTHREAD_ONCE_INIT;
 
 typedef struct parser {
     const char *s, *all;
@@ -180,8 +191,9 @@ int herd__omp_parse_places(const char *s) {
         if (strncasecmp(p.s, names[i], n) || isalnum((unsigned char)p.s[n]) || p.s[n] == '_')
             continue;
         p.s += n;
+        long count = 0;
         if (eat(&p, '(')) {
-            if (number(&p, 0) < 1)
+            if ((count = number(&p, 0)) < 1)
                 fail(&p, "a count of places must be at least 1");
             if (!eat(&p, ')'))
                 fail(&p, "')' expected");
@@ -189,21 +201,49 @@ int herd__omp_parse_places(const char *s) {
         blanks(&p);
         if (*p.s)
             fail(&p, "the end expected");
+        snprintf(abstract_name, sizeof abstract_name, "%s", names[i]);
+        abstract_count = count;
         return 1;
     }
     explicit_list(&p);
     return 0;
 }
 
+static void compute_abstract(void) {
+    if (!abstract_name[0])
+        return;
+    cpu_set_t *all = malloc(MAX_PLACES * sizeof *all);
+    if (!all)
+        herd__omp_fatal("out of memory for OMP_PLACES");
+    char err[256];
+    int n = herd__machine_places(abstract_name, all, MAX_PLACES, err, sizeof err);
+    if (n < 0)
+        herd__omp_fatal("OMP_PLACES=%s: cannot read the machine's topology: %s", abstract_name,
+                        err);
+    if (abstract_count && n > abstract_count)
+        n = (int)abstract_count;
+    nplaces = n;
+    /* ORDER: the once's own synchronisation publishes both to every caller */
+    places = all;
+}
+
+/* The places, computed once for an abstract name. */
+static void places_now(void) {
+    pthread_once(&abstract_once, compute_abstract);
+}
+
 OMP_API int omp_get_num_places(void) {
+    places_now();
     return nplaces;
 }
 
 OMP_API int omp_get_place_num_procs(int place) {
+    places_now();
     return place >= 0 && place < nplaces ? CPU_COUNT(&places[place]) : 0;
 }
 
 OMP_API void omp_get_place_proc_ids(int place, int *ids) {
+    places_now();
     if (place < 0 || place >= nplaces)
         return;
     for (int c = 0, k = 0; c < CPU_SETSIZE; c++)
@@ -211,15 +251,27 @@ OMP_API void omp_get_place_proc_ids(int place, int *ids) {
             ids[k++] = c;
 }
 
-/* Threads are not bound to places (above). */
 OMP_API int omp_get_place_num(void) {
+    places_now();
+    cpu_set_t mine;
+    if (!nplaces || pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) != 0)
+        return -1;
+    for (int i = 0; i < nplaces; i++) {
+        cpu_set_t both;
+        CPU_AND(&both, &mine, &places[i]);
+        if (CPU_EQUAL(&both, &mine))
+            return i;
+    }
     return -1;
 }
 OMP_API int omp_get_partition_num_places(void) {
-    return 0;
+    places_now();
+    return nplaces;
 }
 OMP_API void omp_get_partition_place_nums(int *p) {
-    (void)p;
+    places_now();
+    for (int i = 0; i < nplaces; i++)
+        p[i] = i;
 }
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */

@@ -7,7 +7,13 @@
  * checked by omp.places.malformed (tests/omp/CMakeLists.txt). LLVM's
  * libomp 14 does not take the exclusion operator ! (OMP_PLACES={0,!1,1}
  * is a syntax error there, {0},{1},!{0} gives three places), so those two
- * cases are not run there. */
+ * cases are not run there.
+ * The abstract names (threads, cores, sockets, ll_caches, numa_domains,
+ * with a count or not) give the machine's places, which the child checks
+ * itself (`abstract`): disjoint non-empty sets of allowed CPUs covering
+ * all of them (without a count), one per CPU for threads, the whole list
+ * as the initial partition, and, with OMP_PROC_BIND=true, members of a
+ * team no larger than the places each bound within one place. */
 #include "check_omp.h"
 
 #include <sched.h>
@@ -25,6 +31,53 @@ static void show(void) {
         printf("}");
     }
     printf("\n");
+}
+
+/* allowed_list: the CPUs the process may run on, as the parent saw them
+ * (a runtime may bind the initial thread at start: libgomp does). */
+static void check_abstract(const char *name, const char *allowed_list) {
+    cpu_set_t allowed, seen;
+    CPU_ZERO(&allowed);
+    for (const char *p = allowed_list; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
+        CPU_SET(atoi(p), &allowed);
+    CPU_ZERO(&seen);
+    int n = omp_get_num_places(), counted = strchr(name, '(') != NULL;
+    CHECK(n >= 1);
+    if (counted) { /* at most the count; for threads exactly, up to the CPUs */
+        int c = atoi(strchr(name, '(') + 1), cpus = CPU_COUNT(&allowed);
+        CHECK(n <= c);
+        if (!strncmp(name, "threads", 7))
+            CHECK_EQ(n, c < cpus ? c : cpus);
+    }
+    for (int i = 0; i < n; i++) {
+        int k = omp_get_place_num_procs(i), ids[CPU_SETSIZE];
+        CHECK(k >= 1);
+        if (!strncmp(name, "threads", 7))
+            CHECK_EQ(k, 1);
+        omp_get_place_proc_ids(i, ids);
+        for (int j = 0; j < k; j++) {
+            CHECK(ids[j] >= 0 && ids[j] < CPU_SETSIZE && CPU_ISSET(ids[j], &allowed));
+            CHECK(!CPU_ISSET(ids[j], &seen)); /* places are disjoint */
+            CPU_SET(ids[j], &seen);
+        }
+    }
+    if (!counted) {
+        CHECK(CPU_EQUAL(&seen, &allowed));
+        if (!strcmp(name, "threads"))
+            CHECK_EQ(n, CPU_COUNT(&allowed));
+    }
+    CHECK_EQ(omp_get_partition_num_places(), n);
+    int nums[CPU_SETSIZE];
+    omp_get_partition_place_nums(nums);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(nums[i], i);
+    int bad = 0;
+#pragma omp parallel num_threads(n < 2 ? n : 2) reduction(+ : bad)
+    {
+        int p = omp_get_place_num();
+        bad += p < 0 || p >= n;
+    }
+    CHECK_EQ(bad, 0);
 }
 
 static void expect(const char *self, const char *places, const char *want) {
@@ -56,9 +109,36 @@ static void expect(const char *self, const char *places, const char *want) {
     }
 }
 
+/* Run this program as `abstract NAME CPUS` with OMP_PLACES=NAME. */
+static void expect_abstract(const char *self, const char *name, const cpu_set_t *allowed) {
+    char list[4096] = "";
+    for (int c = 0, len = 0; c < CPU_SETSIZE && len < (int)sizeof list - 8; c++)
+        if (CPU_ISSET(c, allowed))
+            len += snprintf(list + len, sizeof list - (size_t)len, "%s%d", len ? "," : "", c);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        setenv("OMP_PLACES", name, 1);
+        setenv("OMP_PROC_BIND", "true", 1);
+        execl(self, self, "abstract", name, list, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "OMP_PLACES=%s: the child's checks failed\n", name);
+        _exit(1);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "show")) {
         show();
+        return 0;
+    }
+    if (argc > 3 && !strcmp(argv[1], "abstract")) {
+        check_abstract(argv[2], argv[3]);
         return 0;
     }
     cpu_set_t allowed;
@@ -98,6 +178,10 @@ int main(int argc, char **argv) {
         snprintf(want, sizeof want, "1: {%d}\n", b);
         expect(self, pl, want);
     }
+    static const char *const abstract[] = {"threads",      "cores",    "sockets",   "ll_caches",
+                                           "numa_domains", "cores(1)", "threads(2)"};
+    for (size_t i = 0; i < sizeof abstract / sizeof abstract[0]; i++)
+        expect_abstract(self, abstract[i], &allowed);
     puts("places: ok");
     return 0;
 }
