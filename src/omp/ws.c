@@ -256,11 +256,24 @@ static int next_chunk(omp_task *t, long *lo, long *hi) {
     }
 }
 
+/* Polls of the turn between two offers of the CPU (herd__omp_relax): the
+ * turn usually comes from the member running the previous chunk within a
+ * few hundred nanoseconds, sooner than a yield returns. */
+#define TURN_SPINS 32
+
 static void wait_turn(omp_task *t) {
     /* ORDER: acquire; pairs with the release store in pass_turn: the
      * previous chunk's ordered writes are visible. */
-    while (atomic_load_explicit(&t->ws->ord_turn, memory_order_acquire) != t->ch_lo)
-        herd__omp_relax();
+    while (atomic_load_explicit(&t->ws->ord_turn, memory_order_acquire) != t->ch_lo) {
+        for (int i = 0; i < TURN_SPINS; i++) {
+            herd__cpu_relax();
+            /* ORDER: relaxed; the acquire load of the loop's test follows */
+            if (atomic_load_explicit(&t->ws->ord_turn, memory_order_relaxed) == t->ch_lo)
+                break;
+        }
+        if (atomic_load_explicit(&t->ws->ord_turn, memory_order_relaxed) != t->ch_lo)
+            herd__omp_relax();
+    }
 }
 
 static void pass_turn(omp_task *t) {
