@@ -123,15 +123,14 @@ typedef struct omp_ws {
     _Atomic long ready_for; /* construct index it is set up for, -1: none */
     _Atomic long free_for;  /* construct index that may set it up next */
     _Atomic int left;       /* members done with it */
-    /* loops, in normalised iterations [0, n) */
-    _Atomic long next;
+    /* loops, in normalised iterations [0, n); read by every member at
+     * every chunk, written only when the construct is set up */
     long n, chunk;
     long simd; /* guided chunks in multiples of it (schedule(simd:...)); 0: none */
     int kind;
     int ull, up; /* loop flavour and bounds */
     long start, incr;
     unsigned long long ustart, uincr;
-    _Atomic long ord_turn; /* ordered: start iteration of the chunk whose turn it is */
     _Atomic int single;
     struct omp_doacross *dx; /* doacross loops: what has posted (doacross.c) */
     void *copy;              /* copyprivate data */
@@ -144,7 +143,13 @@ typedef struct omp_ws {
     _Atomic int mem_state; /* OMP_EXTRA_* */
     void *mem;
     unsigned sect_count;
-    _Atomic unsigned sect_next;
+    /* What the members take one by one, on a line of its own: a take
+     * evicted the read-mostly fields above from the other members' caches
+     * when they shared one (dynamic loops at chunk 64 and 128 cost 1.2-1.3x
+     * libgomp's per chunk; bench/omp/loopsched_figure.py). */
+    _Alignas(64) _Atomic long next; /* loops: the next unassigned iteration */
+    _Atomic long ord_turn;          /* ordered: start iteration of the chunk whose turn it is */
+    _Atomic unsigned sect_next;     /* sections: the next one to hand out */
 } __attribute__((aligned(64))) omp_ws;
 
 struct omp_task;
