@@ -5,8 +5,9 @@
  * Every memory space is the host's memory (as the system libgomp without
  * memkind). An allocator is a predefined handle (1..8: default traits) or a
  * record made by omp_init_allocator, whose handle is its address. Traits
- * honoured: alignment, pool_size (bytes outstanding, counted atomically;
- * past it the fallback applies), fallback and fb_data, pinned (pages of
+ * honoured: alignment, pool_size (bytes outstanding, each block counted
+ * with its header, as libgomp and libomp count theirs, atomically; past it
+ * the fallback applies), fallback and fb_data, pinned (pages of
  * the block's own, mmap'd and mlock'd; a failure applies the fallback). sync_hint, access and
  * partition are checked and have no effect on one host memory. A trait with a value it does not
  * take makes omp_init_allocator return omp_null_allocator, as the specification says.
@@ -77,6 +78,13 @@ typedef struct block_hdr {
     size_t mapped; /* pinned: the length of the block's own mapping; 0: malloc'd */
 } block_hdr;
 
+/* What a block of `size` bytes counts against its allocator's pool: its
+ * bytes and its header, as libgomp and libomp count theirs (libgomp's
+ * header is as large; both also count the padding of an alignment above
+ * 8, which herd does not, so herd never refuses a block they grant). Two
+ * 1 MiB blocks do not fit a 2 MiB pool (LLVM's omp_alloc_hbw.c). */
+#define POOL_CHARGE(size) ((size) + sizeof(block_hdr))
+
 static alloc_rec predefined = {1, 0, 0, ATV_DEFAULT_MEM_FB, 0, 0};
 /* def-allocator-var: an ICV of the data environment (icv.def_alloc, 0:
  * OMP_ALLOCATOR's), so a region's members and tasks inherit what their
@@ -127,9 +135,10 @@ static void *alloc_with(uintptr_t handle, size_t align, size_t size, int depth) 
         return fall_back(a, handle, align, size, depth);
     if (a->pool_size) {
         /* ORDER: relaxed; only the count matters (no data is published). */
-        size_t u = atomic_fetch_add_explicit(&a->used, size, memory_order_relaxed);
-        if (u + size > a->pool_size) {
-            atomic_fetch_sub_explicit(&a->used, size, memory_order_relaxed); /* ORDER: as above */
+        size_t u = atomic_fetch_add_explicit(&a->used, POOL_CHARGE(size), memory_order_relaxed);
+        if (u + POOL_CHARGE(size) > a->pool_size) {
+            /* ORDER: as above */
+            atomic_fetch_sub_explicit(&a->used, POOL_CHARGE(size), memory_order_relaxed);
             return fall_back(a, handle, align, size, depth);
         }
     }
@@ -149,7 +158,7 @@ static void *alloc_with(uintptr_t handle, size_t align, size_t size, int depth) 
     }
     if (!base) {
         if (a->pool_size) /* ORDER: relaxed, as above */
-            atomic_fetch_sub_explicit(&a->used, size, memory_order_relaxed);
+            atomic_fetch_sub_explicit(&a->used, POOL_CHARGE(size), memory_order_relaxed);
         return fall_back(a, handle, align, size, depth);
     }
     uintptr_t p = ((uintptr_t)base + sizeof(block_hdr) + align - 1) & ~(uintptr_t)(align - 1);
@@ -195,7 +204,7 @@ OMP_API void omp_free(void *ptr, uintptr_t allocator) {
     block_hdr *h = (block_hdr *)ptr - 1;
     alloc_rec *a = h->a;
     if (a->pool_size) /* ORDER: relaxed; the pool's count only (alloc_with) */
-        atomic_fetch_sub_explicit(&a->used, h->size, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&a->used, POOL_CHARGE(h->size), memory_order_relaxed);
     if (h->mapped)
         munmap(h->base, h->mapped);
     else
@@ -220,10 +229,10 @@ OMP_API void *omp_realloc(void *ptr, size_t size, uintptr_t allocator, uintptr_t
     int same_pool = old->pool_size && lookup(to) == old;
     /* ORDER: relaxed; the pool's count only (alloc_with). */
     if (same_pool)
-        atomic_fetch_sub_explicit(&old->used, old_size, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&old->used, POOL_CHARGE(old_size), memory_order_relaxed);
     void *n = alloc_with(to, 1, size, 0);
     if (same_pool) /* ORDER: relaxed, as above */
-        atomic_fetch_add_explicit(&old->used, old_size, memory_order_relaxed);
+        atomic_fetch_add_explicit(&old->used, POOL_CHARGE(old_size), memory_order_relaxed);
     if (!n)
         return NULL; /* the old block is left as it was */
     memcpy(n, ptr, old_size < size ? old_size : size);

@@ -13,7 +13,14 @@
  * Slots: the outermost team's member i beyond the workers always runs on
  * slot i - workers's own guest, so its threadprivate data persists from
  * region to region as the specification requires when the team's size
- * does not change (OpenMP 5.1, 2.21.2). Other guests come from the pool.
+ * does not change (OpenMP 5.1, 2.21.2). Hot guests: member i of a team
+ * that thread X encounters otherwise (a nested team, or one whose
+ * encountering thread is no worker) runs on X's own i-th guest, the same
+ * thread at every region, as libgomp's and libomp's nested teams keep
+ * their threads (libomp's "hot teams"); when that guest is busy (another
+ * task on X's worker encountered a team meanwhile) a pool guest runs the
+ * member instead. A thread's hot guests go to the pool when it exits.
+ * Other guests come from the pool.
  *
  * The pool: idle guests wait on their own `go` word (a short spin, then a
  * futex). herd__omp_guest_run takes an idle guest or creates one, copies
@@ -40,7 +47,8 @@
 
 typedef struct guest {
     struct guest *next;  /* in the idle list */
-    int own;             /* a slot's own guest: never in the idle list */
+    int own;             /* a slot's or a thread's own guest: never in the idle list */
+    int busy;            /* it runs a member (under pool_lock) */
     _Atomic uint32_t go; /* 0 idle, 1 a job is set, 2 idle and asleep on the futex */
     void (*body)(void *);
     void (*done)(void *);
@@ -53,6 +61,12 @@ static guest **slots; /* the slots' own guests, NULL: not created yet */
 static int nslots;
 static cpu_set_t start_mask;
 static int have_mask;
+/* The calling thread's hot guests (hot[i]: its teams' member i + 1, NULL
+ * not created yet), and the key whose destructor gives them to the pool. */
+static __thread guest **hot;
+static __thread int nhot;
+static pthread_key_t hot_key;
+static pthread_once_t hot_key_once = PTHREAD_ONCE_INIT;
 
 /* The process's CPUs before anything is pinned (herd pins the thread that
  * adopts worker 0, and a thread inherits its creator's mask). */
@@ -66,6 +80,35 @@ static void forget_pool(void) {
     idle = NULL;
     slots = NULL; /* leaked: the records of threads that are not here */
     nslots = 0;
+    hot = NULL; /* the forking thread's, likewise */
+    nhot = 0;
+}
+
+/* A thread that had hot guests exits: they become pool guests (one still
+ * running a member goes to the pool when it ends: guest_main reads `own`
+ * under the lock). */
+static void release_hot(void *unused) {
+    (void)unused;
+    pthread_mutex_lock(&pool_lock);
+    for (int i = 0; i < nhot; i++) {
+        guest *g = hot[i];
+        if (!g)
+            continue;
+        g->own = 0;
+        if (!g->busy) {
+            g->next = idle;
+            idle = g;
+        }
+    }
+    pthread_mutex_unlock(&pool_lock);
+    free(hot);
+    hot = NULL;
+    nhot = 0;
+}
+
+static void make_hot_key(void) {
+    if (pthread_key_create(&hot_key, release_hot))
+        herd__omp_fatal("cannot create a thread key for team threads");
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -101,12 +144,13 @@ static void *guest_main(void *p) {
         g->body(arg);
         /* ORDER: relaxed; the pool lock publishes it to the next taker. */
         atomic_store_explicit(&g->go, 0, memory_order_relaxed);
+        pthread_mutex_lock(&pool_lock);
+        g->busy = 0;
         if (!g->own) {
-            pthread_mutex_lock(&pool_lock);
             g->next = idle;
             idle = g;
-            pthread_mutex_unlock(&pool_lock);
         }
+        pthread_mutex_unlock(&pool_lock);
         if (done)
             done(arg);
     }
@@ -142,15 +186,42 @@ static guest *new_guest(void) {
     return g;
 }
 
-/* An idle guest, or slot's own one (both created on demand). */
-static guest *take(int slot) {
+/* The calling thread's hot guest k, created on demand; NULL when it is
+ * busy. Under pool_lock. */
+static guest *take_hot(int k) {
+    if (k >= nhot) {
+        int n = k + 1 > 2 * nhot ? k + 1 : 2 * nhot;
+        guest **a = realloc(hot, (size_t)n * sizeof *a);
+        if (!a)
+            herd__omp_fatal("out of memory for a team thread");
+        memset(a + nhot, 0, (size_t)(n - nhot) * sizeof *a);
+        if (!hot) {
+            pthread_once(&hot_key_once, make_hot_key);
+            pthread_setspecific(hot_key, a); /* non-NULL: the destructor runs */
+        }
+        hot = a;
+        nhot = n;
+    }
+    guest *g = hot[k];
+    if (!g) {
+        g = hot[k] = new_guest();
+        g->own = 1; /* before its first job: published by go */
+    }
+    return g->busy ? NULL : g;
+}
+
+/* An idle guest, slot's own one, or the calling thread's hot one (all
+ * created on demand). */
+static guest *take(int slot, int hot_k) {
     pthread_mutex_lock(&pool_lock);
     guest *g = NULL;
-    if (slot < 0) {
+    if (hot_k >= 0)
+        g = take_hot(hot_k);
+    if (slot < 0 && !g) {
         g = idle;
         if (g)
             idle = g->next;
-    } else {
+    } else if (slot >= 0) {
         if (slot >= nslots) {
             int n = slot + 1 > 2 * nslots ? slot + 1 : 2 * nslots;
             guest **a = realloc(slots, (size_t)n * sizeof *a);
@@ -166,14 +237,17 @@ static guest *take(int slot) {
             g->own = 1;                    /* before its first job: published by go */
         }
     }
+    if (!g)
+        g = new_guest(); /* a pool guest from now on */
+    g->busy = 1;
     pthread_mutex_unlock(&pool_lock);
-    return g ? g : new_guest();
+    return g;
 }
 
 void herd__omp_guest_run(int slot, void (*body)(void *), void (*done)(void *), const void *arg,
                          size_t size) {
     HERD_ASSERT(size <= GUEST_ARG);
-    guest *g = take(slot);
+    guest *g = take(slot < -1 ? -1 : slot, slot < -1 ? -2 - slot : -1);
     g->body = body;
     g->done = done;
     memcpy(g->arg, arg, size);

@@ -304,8 +304,11 @@ int herd__omp_start(void);
 int herd__omp_pause(void);
 /* guest.c: run body(arg), then done(arg), on a kernel thread of the
  * OpenMP layer (a guest: no herd worker): slot's own thread (slot >= 0, the
- * same thread every time), or one of the pool's (slot < 0). arg (up to 32
- * bytes) is copied. done runs once the thread may take its next job. */
+ * same thread every time), the calling thread's hot guest k (slot
+ * OMP_GUEST_HOT(k): the same thread every time unless it is busy), or one
+ * of the pool's (slot -1). arg (up to 32 bytes) is copied. done runs once
+ * the thread may take its next job. */
+#define OMP_GUEST_HOT(k) (-2 - (k))
 void herd__omp_guest_run(int slot, void (*body)(void *), void (*done)(void *), const void *arg,
                          size_t size);
 /* ws.c */

@@ -500,8 +500,10 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
     member_arg a = {team, 0};
     for (int i = nworker; i < n; i++) {
         a.i = i;
-        /* The outermost team's guests by slot: threadprivate persists. */
-        herd__omp_guest_run(r->outer ? i - nworker : -1, member_entry, guest_done, &a, sizeof a);
+        /* The outermost team's guests by slot: threadprivate persists;
+         * other teams' on the encountering thread's hot guests. */
+        herd__omp_guest_run(r->outer ? i - nworker : OMP_GUEST_HOT(i - nworker), member_entry,
+                            guest_done, &a, sizeof a);
     }
 }
 

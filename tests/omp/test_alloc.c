@@ -55,6 +55,16 @@ static void test_traits(void) {
     a = omp_alloc(600, small); /* the pool has room again (libgomp counts its headers too) */
     CHECK(a != NULL);
     omp_free(a, small);
+    /* a block counts with its header (libgomp, libomp, herd): two halves of
+     * a pool do not both fit */
+    omp_alloctrait_t half[] = {{omp_atk_pool_size, 2048}, {omp_atk_fallback, omp_atv_null_fb}};
+    omp_allocator_handle_t halves = omp_init_allocator(omp_default_mem_space, 2, half);
+    CHECK(halves != omp_null_allocator);
+    a = omp_alloc(1024, halves);
+    CHECK(a != NULL);
+    CHECK(omp_alloc(1024, halves) == NULL);
+    omp_free(a, halves);
+    omp_destroy_allocator(halves);
     /* allocator_fb: past the pool, the fallback allocator serves */
     omp_alloctrait_t chain[] = {{omp_atk_pool_size, 100},
                                 {omp_atk_fallback, omp_atv_allocator_fb},

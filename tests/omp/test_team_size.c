@@ -3,8 +3,9 @@
  * distinct thread numbers and distinct kernel threads, threadprivate data that
  * persists across regions of the same size, exact critical/lock/atomic
  * counts, and members that spin on each other's flags (no yield) complete,
- * in the outermost team and in nested 2x2 and 4x2 teams; application
- * threads running regions at once each get their team. With
+ * in the outermost team and in nested 2x2 and 4x2 teams, whose threads
+ * herd keeps from region to region; application threads running regions
+ * at once each get their team. With
  * OMP_THREAD_LIMIT set, teams are capped by it as libgomp caps them. */
 #include "check_omp.h"
 
@@ -161,6 +162,34 @@ static void test_nested(int outer, int inner) {
     }
 }
 
+/* herd keeps a nested team's threads: member i of the inner team that
+ * outer member o encounters is the same kernel thread at every region
+ * (its encountering thread's hot guest, src/omp/guest.c). libgomp and
+ * libomp 14 (hot teams at level 1 only, by default) give other threads,
+ * which OpenMP allows: checked under herd only. */
+static void test_hot_nested(void) {
+    omp_set_max_active_levels(2);
+    long first[4][2] = {{0}};
+    int moved = 0;
+    for (int r = 0; r < 20; r++) {
+#pragma omp parallel num_threads(2) reduction(+ : moved)
+        {
+            int o = omp_get_thread_num();
+#pragma omp parallel num_threads(2) reduction(+ : moved)
+            {
+                int i = omp_get_thread_num();
+                if (r == 0)
+                    first[o][i] = my_tid();
+                else
+                    moved += first[o][i] != my_tid();
+            }
+        }
+    }
+    omp_set_max_active_levels(1);
+    if (omp_test_on_herd() && !getenv("OMP_THREAD_LIMIT")) /* (a limit shrinks some teams) */
+        CHECK_EQ(moved, 0);
+}
+
 /* nthreads-var: the default team, and omp_set_num_threads growing it. */
 static void test_icvs(void) {
     int max = omp_get_max_threads(), size = 0;
@@ -223,6 +252,7 @@ int main(void) {
         test_sync(4);
         test_nested(2, 2);
         test_nested(4, 2);
+        test_hot_nested();
         test_icvs();
         test_app_threads();
     }
