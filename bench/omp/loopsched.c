@@ -64,6 +64,13 @@ static double median(double *v, int n) {
 enum { S_STATIC, S_DYNAMIC, S_GUIDED, S_PLAIN };
 static const char *names[] = {"static", "dynamic", "guided", "plain"};
 
+/* The loop, once per schedule clause (a clause is no run-time value). */
+#define LOOP(clause)                                                                               \
+    _Pragma(clause) for (long i = 0; i < n_iter; i++) {                                            \
+        acc = body(i, acc);                                                                        \
+        seen[i] = round;                                                                           \
+    }
+
 /* One loop of schedule s, chunk c, inside the region; returns its time (the
  * same on every thread: the loop ends at its barrier, timed by thread 0,
  * kept by the caller). */
@@ -74,32 +81,16 @@ static double one_loop(int s, int c, unsigned char round) {
         t0 = omp_get_wtime();
     switch (s) {
     case S_STATIC:
-#pragma omp for schedule(static, c)
-        for (long i = 0; i < n_iter; i++) {
-            acc = body(i, acc);
-            seen[i] = round;
-        }
+        LOOP("omp for schedule(static, c)")
         break;
     case S_DYNAMIC:
-#pragma omp for schedule(dynamic, c)
-        for (long i = 0; i < n_iter; i++) {
-            acc = body(i, acc);
-            seen[i] = round;
-        }
+        LOOP("omp for schedule(dynamic, c)")
         break;
     case S_GUIDED:
-#pragma omp for schedule(guided, c)
-        for (long i = 0; i < n_iter; i++) {
-            acc = body(i, acc);
-            seen[i] = round;
-        }
+        LOOP("omp for schedule(guided, c)")
         break;
     default:
-#pragma omp for schedule(static)
-        for (long i = 0; i < n_iter; i++) {
-            acc = body(i, acc);
-            seen[i] = round;
-        }
+        LOOP("omp for schedule(static)")
         break;
     }
     double t = omp_get_thread_num() == 0 ? omp_get_wtime() - t0 : 0.0;

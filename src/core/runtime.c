@@ -22,7 +22,8 @@ herd__rt *herd__rt_started(void) {
 }
 
 int herd__rt_adopted(const herd__rt *rt) {
-    /* ORDER: acquire; pairs with the release store of adopt_enter. */
+    /* ORDER: acquire; pairs with the release store of herd__adopt_leave: a
+     * thread that sees worker 0 free sees what its last holder did. */
     return atomic_load_explicit(&((herd__rt *)rt)->adopted, memory_order_acquire);
 }
 

@@ -28,8 +28,8 @@ typedef struct herd__rt herd__rt;
 /* The started runtime, NULL before herd_start and after herd_stop.
  * ORDER: an acquire load; pairs with herd_start's publication of it. */
 herd__rt *herd__rt_started(void);
-/* Whether a thread has adopted worker 0 (adopt-mode runtimes).
- * ORDER: acquire; pairs with the release store of adopt_enter. */
+/* Whether a thread holds worker 0 (adopt-mode runtimes). ORDER: acquire;
+ * pairs with the release store of herd__adopt_leave. */
 int herd__rt_adopted(const herd__rt *rt);
 /* Whether the workers share CPUs (more workers than the CPUs they run on). */
 int herd__rt_oversubscribed(const herd__rt *rt);

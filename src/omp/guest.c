@@ -186,27 +186,32 @@ static guest *new_guest(void) {
     return g;
 }
 
-/* The calling thread's hot guest k, created on demand; NULL when it is
- * busy. Under pool_lock. */
-static guest *take_hot(int k) {
-    if (k >= nhot) {
-        int n = k + 1 > 2 * nhot ? k + 1 : 2 * nhot;
-        guest **a = realloc(hot, (size_t)n * sizeof *a);
-        if (!a)
+/* The own guest at index k of *a (*n of them so far), the array grown and
+ * the guest created on demand. Under pool_lock. */
+static guest *own_at(guest ***a, int *n, int k) {
+    if (k >= *n) {
+        int m = k + 1 > 2 * *n ? k + 1 : 2 * *n;
+        guest **b = realloc(*a, (size_t)m * sizeof *b);
+        if (!b)
             herd__omp_fatal("out of memory for a team thread");
-        memset(a + nhot, 0, (size_t)(n - nhot) * sizeof *a);
-        if (!hot) {
-            pthread_once(&hot_key_once, make_hot_key);
-            pthread_setspecific(hot_key, a); /* non-NULL: the destructor runs */
-        }
-        hot = a;
-        nhot = n;
+        memset(b + *n, 0, (size_t)(m - *n) * sizeof *b);
+        *a = b;
+        *n = m;
     }
-    guest *g = hot[k];
-    if (!g) {
-        g = hot[k] = new_guest();
-        g->own = 1; /* before its first job: published by go */
+    if (!(*a)[k]) {
+        (*a)[k] = new_guest(); /* it starts in wait_job, on go == 0 */
+        (*a)[k]->own = 1;      /* before its first job: published by go */
     }
+    return (*a)[k];
+}
+
+/* The calling thread's hot guest k; NULL when it is busy. Under pool_lock. */
+static guest *take_hot(int k) {
+    if (!hot) { /* its first: the key's destructor will give them to the pool */
+        pthread_once(&hot_key_once, make_hot_key);
+        pthread_setspecific(hot_key, (void *)1);
+    }
+    guest *g = own_at(&hot, &nhot, k);
     return g->busy ? NULL : g;
 }
 
@@ -217,25 +222,12 @@ static guest *take(int slot, int hot_k) {
     guest *g = NULL;
     if (hot_k >= 0)
         g = take_hot(hot_k);
-    if (slot < 0 && !g) {
+    else if (slot >= 0)
+        g = own_at(&slots, &nslots, slot);
+    if (!g && slot < 0) {
         g = idle;
         if (g)
             idle = g->next;
-    } else if (slot >= 0) {
-        if (slot >= nslots) {
-            int n = slot + 1 > 2 * nslots ? slot + 1 : 2 * nslots;
-            guest **a = realloc(slots, (size_t)n * sizeof *a);
-            if (!a)
-                herd__omp_fatal("out of memory for a team thread");
-            memset(a + nslots, 0, (size_t)(n - nslots) * sizeof *a);
-            slots = a;
-            nslots = n;
-        }
-        g = slots[slot];
-        if (!g) {
-            g = slots[slot] = new_guest(); /* it starts in wait_job, on go == 0 */
-            g->own = 1;                    /* before its first job: published by go */
-        }
     }
     if (!g)
         g = new_guest(); /* a pool guest from now on */
