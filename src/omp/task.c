@@ -135,10 +135,9 @@ static void task_entry(void *p) {
         if (run)
             run_as(&me, h.parent, red, tg, h.flags & HDR_FINAL, h.fn, block);
         free(block);
-    } else if (!run) {
-    } else if (((uintptr_t)src & (h.align - 1)) == 0) {
+    } else if (run && ((uintptr_t)src & (h.align - 1)) == 0) {
         run_as(&me, h.parent, red, tg, h.flags & HDR_FINAL, h.fn, src);
-    } else {
+    } else if (run) {
         unsigned char buf[h.size + h.align];
         unsigned char *d =
             (unsigned char *)(((uintptr_t)buf + h.align - 1) & ~(uintptr_t)(h.align - 1));
@@ -183,6 +182,12 @@ static inline __attribute__((always_inline)) void task_frame(omp_task *t, herd__
         h->frame = &t->frame;
         t->frame_mode = OMP_FRAME_OWN;
     }
+}
+
+/* The worker has no deque: its scheduler queues every task in shared
+ * queues (mts, central, fifo, lifo; the deque was never set up). */
+static inline int no_deque(const herd__hot *h) {
+    return h->q.cap == 0;
 }
 
 /* A herd child of the current task, or a task of its open taskgroup. */
@@ -237,11 +242,12 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
 
 /* The words after a queued task's header: what its creator's task
  * reductions are (HDR_RED), its detach event (HDR_DETACH), its taskgroup
- * (HDR_TG). Returns the header's and their length. */
+ * (HDR_TG). Returns the header's and their length. Under a queue scheduler
+ * the task is also counted in its team's `queued` (HDR_COUNTED, throttled). */
 static size_t hdr_extras(task_hdr *h, unsigned char *arg, const omp_task *parent, omp_event *ev) {
     size_t len = sizeof *h;
     herd__hot *hot = herd__tls;
-    if (hot && !hot->q.cap && parent->team) { /* a queue scheduler: the team counts (throttled) */
+    if (hot && no_deque(hot) && parent->team) {
         h->flags |= HDR_COUNTED;
         /* ORDER: relaxed; a count for the throttle only */
         atomic_fetch_add_explicit(&parent->team->queued, 1, memory_order_relaxed);
@@ -404,7 +410,7 @@ static __attribute__((noinline)) int queue_throttled(herd__hot *h, const omp_tas
  * parent: the encountering task. */
 static inline __attribute__((always_inline)) int throttled(herd__hot *h, const omp_task *parent) {
     int limit = herd__omp_g.throttle;
-    if (__builtin_expect(!h->q.cap, 0))
+    if (__builtin_expect(no_deque(h), 0))
         return limit && queue_throttled(h, parent, limit);
     /* A thief found the public part empty and asks for more: queue the task
      * (the spawn then publishes, S3). Without this, the thieves of an

@@ -271,6 +271,7 @@ static void wait_turn(omp_task *t) {
             if (atomic_load_explicit(&t->ws->ord_turn, memory_order_relaxed) == t->ch_lo)
                 break;
         }
+        /* ORDER: relaxed; the loop's acquire load reads it again */
         if (atomic_load_explicit(&t->ws->ord_turn, memory_order_relaxed) != t->ch_lo)
             herd__omp_relax();
     }
