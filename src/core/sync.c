@@ -215,54 +215,58 @@ HERD_API int herd_cond_broadcast(herd_cond *c) {
  * arrival; the last arrival collects every slot and makes the tasks ready.
  * No list is shared by all arrivals, so arrivals do not contend on a lock.
  *
- * Before blocking, an arrival may wait a little by spinning on the phase
- * (herd__spin_wait, core/worker.c): when the others come within it, no task
- * switches and no wake-up are paid. The slot protocol:
+ * An arrival first waits by spinning on the phase (herd__spin_wait,
+ * core/worker.c) and touches no slot while it spins: when the others come
+ * within the spin, the barrier costs each arrival its RMW of the count and
+ * the last one a store of the phase and a look at the slots (clean lines:
+ * nobody wrote them). Only an arrival that stops spinning registers:
  * - B1 (arrival i of phase p, not the last): read the phase before arriving
- *   (it cannot move until we arrive), store SPIN(p) in slot i (release),
- *   spin while the phase is p; if it moved, done. Otherwise block; the arm
- *   CASes slot i from SPIN(p) to the ULT (acq_rel): on success the last
- *   arrival owns the wake-up; on failure the slot was claimed (B2), and the
- *   arm waits for the phase to move, then makes the ULT ready itself.
- * - B2 (last arrival): for each slot, wait until it is non-empty (an
- *   arrival stores SPIN before anything else), exchange it with NULL
- *   (acq_rel); reopen (arrived = 0), then move the phase (release), then
- *   wake the ULTs collected; SPIN needs nothing. Every released arrival
- *   therefore reads the new phase when it arrives again: spinners and
- *   self-readied ULTs saw it move, woken ULTs are woken after it.
- * - B3: SPIN(p) alternates with the phase's parity, so a late CAS of phase
- *   p cannot take a slot that an arrival of phase p + 1 has just filled:
- *   phase p + 2 cannot begin before the late arrival finishes phase p + 1. */
-#define SPIN_TOKEN(phase) ((void *)(uintptr_t)(1 + 2 * ((phase)&1))) /* 1 or 3: never a ULT */
+ *   (it cannot move until we arrive), arrive, spin while the phase is p. If
+ *   it moved, done. Otherwise block; the arm CASes slot i of parity p from
+ *   NULL to the ULT, then reads the phase (both seq_cst). Still p: the last
+ *   arrival will see the ULT (B2) and wake it. Moved: the last arrival may
+ *   have looked at the slot before the CAS, so the arm takes the ULT back
+ *   (CAS to NULL) and readies it itself; if that fails, B2 took it and
+ *   wakes it.
+ * - B2 (last arrival): reopen (arrived = 0), move the phase (seq_cst), then
+ *   look at every slot of parity p (seq_cst): a ULT there is exchanged for
+ *   NULL and made ready. B1's CAS-then-load against B2's store-then-load:
+ *   one of the two sees the other's write, so no ULT is left asleep.
+ * - B3: the slots of phase p are all NULL again before phase p + 2 begins:
+ *   B2 of phase p empties what it sees before its thread arrives at p + 1,
+ *   and a ULT whose arm took its slot back runs, and arrives at p + 1, only
+ *   after that. Arrivals of p + 1 use the other parity's slots, so a late
+ *   look of B2 at phase p's slots never meets them. */
 
 /* The barrier's words, on one allocation of whole cache lines. A team of
- * two keeps the arrival count, the phase and its one slot on one line, so
- * its last arrival misses the cache once, as a central counter barrier's
- * does (with the slot on a line of its own it missed twice: EPCC SINGLE,
- * 2 threads, 0.33 -> 0.18 us). A larger team keeps the count, the phase
- * and the slots on lines of their own: spinners read the phase, and an
- * arrival's RMW of the count or store of its slot on that line took it
- * from every spinner once more (16 threads, the 16-core device: BARRIER
- * 1.9 -> 3.4 us). */
+ * two keeps the arrival count, the phase and its slots on one line, so its
+ * last arrival misses the cache once, as a central counter barrier's does
+ * (with the slot on a line of its own it missed twice: EPCC SINGLE, 2
+ * threads, 0.33 -> 0.18 us). A larger team keeps the count, the phase and
+ * the slots on lines of their own: spinners read the phase, and an
+ * arrival's RMW of the count on that line took it from every spinner once
+ * more (16 threads, the 16-core device: BARRIER 1.9 -> 3.4 us). */
 typedef struct barrier_state {
     int64_t arrived;
     uint64_t pair_phase; /* count <= 2: the phase */
-    void *pair_slot;     /* count == 2: the slot */
+    void *pair_slots[2]; /* count == 2: the slot, by parity */
 } barrier_state;
 
 #define PHASE_AT 64  /* count > 2: the phase's offset */
-#define SLOTS_AT 128 /* count > 2: the slots' offset */
+#define SLOTS_AT 128 /* count > 2: the slots' offset, (count - 1) per parity */
 
 static uint64_t *phase_of(barrier_state *st, int64_t count) {
     return count <= 2 ? &st->pair_phase : (uint64_t *)(void *)((char *)st + PHASE_AT);
 }
 
-static void **slots_of(barrier_state *st, int64_t count) {
-    return count == 2 ? &st->pair_slot : (void **)(void *)((char *)st + SLOTS_AT);
+/* The count - 1 slots of phase p's parity. */
+static void **slots_of(barrier_state *st, int64_t count, uint64_t p) {
+    void **all = count <= 2 ? st->pair_slots : (void **)(void *)((char *)st + SLOTS_AT);
+    return all + (p & 1) * (size_t)(count - 1);
 }
 
 static size_t state_bytes(int64_t count) {
-    return count <= 2 ? sizeof(barrier_state) : SLOTS_AT + (size_t)(count - 1) * sizeof(void *);
+    return count <= 2 ? sizeof(barrier_state) : SLOTS_AT + 2 * (size_t)(count - 1) * sizeof(void *);
 }
 
 #define STATE(b) ((barrier_state *)(b)->herd__state)
@@ -292,37 +296,27 @@ HERD_API void herd_barrier_destroy(herd_barrier *b) {
 }
 
 typedef struct barrier_arm {
-    void **slot;
-    void *token;     /* SPIN(p) of the phase the ULT arrived in */
+    void **slot;     /* the arrival's, of its phase's parity */
     uint64_t *phase; /* the barrier's */
+    uint64_t p;      /* the phase it arrived in */
 } barrier_arm;
 
 static void arm_barrier(herd__worker *w, herd__ult *u, void *p) {
     (void)w;
     barrier_arm a = *(barrier_arm *)p; /* on u's stack: read before u can run */
-    void *expect = a.token;
-    /* B1. ORDER: acq_rel on success: release publishes u to the last
-     * arrival's exchange; acquire on failure: the claim (B2) happened
-     * before, so u sees what every arrival wrote before the barrier. */
-    if (__atomic_compare_exchange_n(a.slot, &expect, (void *)u, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE))
-        return;
-    /* Claimed while we switched: nobody else will wake u. The last arrival
-     * moves the phase next; wait for that, so that u cannot run and arrive
-     * at the next phase while the phase still reads p (it would take the
-     * move for the end of its new phase). The phase's parity tells: it
-     * cannot move twice without u. ORDER: relaxed in the spin (herd__spin_wait
-     * says why); u reads the phase with acquire when it resumes
-     * (herd_barrier_wait). The last arrival is between its claims and its
-     * store of the phase: on an oversubscribed machine, give it the CPU now
-     * and then. */
-    uint64_t parity = a.token == SPIN_TOKEN(1);
-    for (unsigned i = 1; (__atomic_load_n(a.phase, __ATOMIC_RELAXED) & 1) == parity; i++) {
-        herd__cpu_relax();
-        if (i % 64 == 0)
-            sched_yield();
-    }
-    herd__ult_ready(u);
+    /* B1. ORDER: seq_cst, the CAS and the load after it, against B2's
+     * seq_cst store of the phase and load of the slot. The slot is NULL
+     * (B3), so the CAS succeeds; its release half publishes u. */
+    void *expect = NULL;
+    __atomic_compare_exchange_n(a.slot, &expect, (void *)u, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(a.phase, __ATOMIC_SEQ_CST) == a.p)
+        return; /* B2 is still to come: it sees u and wakes it */
+    /* The phase moved: B2 may have looked at the slot before our CAS. Take
+     * u back; failing that, B2 took it and wakes it. ORDER: relaxed; our
+     * seq_cst load of the moved phase above acquired B2's writes. */
+    expect = u;
+    if (__atomic_compare_exchange_n(a.slot, &expect, NULL, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        herd__ult_ready(u);
 }
 
 typedef struct phase_wait {
@@ -342,55 +336,42 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
     /* The phase cannot move before this arrival. ORDER: relaxed; only
      * compared with later loads by this thread. */
     barrier_state *st = STATE(b);
-    uint64_t *phase = phase_of(st, b->herd__count);
+    int64_t n = b->herd__count;
+    uint64_t *phase = phase_of(st, n);
     uint64_t p = __atomic_load_n(phase, __ATOMIC_RELAXED);
     /* ORDER: acq_rel; the arrivals' RMWs form one release sequence, so the
      * last arrival sees every earlier arrival's writes. */
     int64_t idx = __atomic_fetch_add(&st->arrived, 1, __ATOMIC_ACQ_REL);
-    if (idx < b->herd__count - 1) {
-        void **slot = &slots_of(st, b->herd__count)[idx];
-        /* B1. ORDER: release; the last arrival's acquire exchange pairs. */
-        __atomic_store_n(slot, SPIN_TOKEN(p), __ATOMIC_RELEASE);
+    if (idx < n - 1) {
         phase_wait pw = {phase, p};
         if (!herd__spin_wait(herd__self(), phase_moved, &pw)) {
-            barrier_arm a = {slot, SPIN_TOKEN(p), phase};
+            barrier_arm a = {&slots_of(st, n, p)[idx], phase, p};
             herd__block_on(HERD__WAIT_BARRIER, b, __builtin_return_address(0), arm_barrier, &a);
         }
-        /* Released: the phase has moved (we saw it, or the last arrival
-         * woke us after moving it, or our arm saw it). ORDER: acquire;
-         * pairs with B2's release store of the phase: every arrival's
-         * writes before the barrier are visible. */
+        /* Released: the phase has moved (we saw it, or B2 woke us after
+         * moving it, or our arm saw it). ORDER: acquire; pairs with B2's
+         * store of the phase: every arrival's writes before the barrier
+         * are visible. */
         (void)__atomic_load_n(phase, __ATOMIC_ACQUIRE);
         return 0;
     }
-    /* B2. Last arrival: claim every slot (each arrival stores its token
-     * first, and may still be on its way to it), reopen the barrier, move
-     * the phase, then wake the blocked ones. Woken tasks may arrive at the
-     * next phase at once; the slots are empty by then. */
-    herd__ult *woken = NULL;
-    for (int64_t i = 0; i < b->herd__count - 1; i++) {
-        void **slot = &slots_of(st, b->herd__count)[i];
-        /* ORDER: relaxed; the exchange below acquires. */
-        while (!__atomic_load_n(slot, __ATOMIC_RELAXED))
-            herd__cpu_relax();
-        /* ORDER: acq_rel; acquire: a ULT's registration (the arm's release
-         * CAS); release: a failed CAS in the arm acquires our claim. */
-        void *v = __atomic_exchange_n(slot, NULL, __ATOMIC_ACQ_REL);
-        if (v != SPIN_TOKEN(p)) {
-            herd__ult *u = v;
-            u->next = woken;
-            woken = u;
-        }
-    }
+    /* B2. Last arrival: reopen, move the phase, then wake the ULTs that
+     * registered. Released arrivals may arrive at the next phase at once:
+     * they use the other parity's slots (B3). */
     /* ORDER: release; pairs with the next phase's acq_rel fetch_add. */
     __atomic_store_n(&st->arrived, 0, __ATOMIC_RELEASE);
-    /* ORDER: release; pairs with the acquire load of the phase by every
-     * released arrival (the end of herd_barrier_wait's B1 branch). */
-    __atomic_store_n(phase, p + 1, __ATOMIC_RELEASE);
-    while (woken) {
-        herd__ult *next = woken->next;
-        herd__ult_ready(woken);
-        woken = next;
+    /* ORDER: seq_cst; release for every released arrival's acquire load
+     * of the phase, and the store half of B1/B2's store-then-load. */
+    __atomic_store_n(phase, p + 1, __ATOMIC_SEQ_CST);
+    void **slots = slots_of(st, n, p);
+    for (int64_t i = 0; i < n - 1; i++) {
+        /* ORDER: seq_cst; the load half (B1). Usually NULL: a clean line. */
+        if (!__atomic_load_n(&slots[i], __ATOMIC_SEQ_CST))
+            continue;
+        /* ORDER: acquire; the ULT's registration (the arm's CAS). */
+        herd__ult *u = __atomic_exchange_n(&slots[i], NULL, __ATOMIC_ACQUIRE);
+        if (u)
+            herd__ult_ready(u); /* else its arm took it back (B1) */
     }
     return 1;
 }
