@@ -144,13 +144,17 @@ void herd__adopt_leave(herd__frame *fr);
 void herd__serve_only(herd__rt *rt, int n);
 void herd__serve_all(herd__rt *rt);
 
-/* core/task.c: a fork on the workers' own boxes (herd__box, X1): count
- * tasks of group g at once, task k on worker first + k with the argument
- * at args + k * arg_size, and one wake-up for all. On HERD_ENOMEM the tasks
- * before the failing one are placed (and counted in g). Context: a task on
- * worker 0, the only placer. */
-int herd__group_place_workers(herd_group *g, int first, int count, herd_fn fn, const void *args,
-                              size_t arg_size);
+/* core/task.c: a fork (herd__fork, F1..F5): count tasks at once, one on
+ * each worker first..first+count-1 (first >= 1), each fn(copy of arg) (a
+ * task learns its worker by herd__self_id()), and one wake-up for all.
+ * arg_size at most HERD__FORK_ARG (24) bytes. Returns 0, HERD_ENOTASK
+ * outside a task, HERD_EINVAL. Context: a task on worker 0, the only
+ * placer, whose previous fork was joined (F3). */
+int herd__fork(int first, int count, herd_fn fn, const void *arg, size_t arg_size);
+/* Wait until every task of the caller's last fork has ended (F4, F5):
+ * spinning while that pays (herd__spin_wait), else suspended. Context: the
+ * task that forked, on worker 0. */
+void herd__fork_join(void);
 
 /* core/sync.c: herd_barrier_init on the caller's memory (64-byte aligned,
  * `bytes` long), which the caller frees after the last wait, never

@@ -48,9 +48,13 @@ static void publish(herd__worker *w) {
 static void group_done(void *g);
 
 /* A task that did not run as its parent's plain call reports back. */
+static void fork_done(herd__worker *home);
+
 static void task_done(const herd__taskcopy *t) {
     if (t->kind == HERD__KIND_GROUP)
         group_done(t->parent);
+    else if (t->kind == HERD__KIND_FORK)
+        fork_done(t->parent);
     else
         herd__join_done(t->parent);
 }
@@ -251,7 +255,37 @@ static int box_put(herd__worker *to, herd_fn fn, void *parent, uint16_t kind, co
     return 1;
 }
 
+/* F2: the last fork, if w has not looked at it and it holds a task for w. */
+static int take_fork(herd__worker *w, herd__work *out) {
+    herd__fork_rec *f = &w->rt->fork;
+    /* ORDER: acquire; pairs with the placer's release store of the even
+     * seq (F1): the range and the task written before it are visible. */
+    uint64_t s = atomic_load_explicit(&f->seq, memory_order_acquire);
+    if ((s & 1) || s == atomic_load_explicit(&w->fork.seen, memory_order_relaxed))
+        return 0;
+    uint64_t r = atomic_load_explicit(&f->range, memory_order_relaxed);
+    /* ORDER: acquire fence; a range written by a later fork (after its
+     * placer's release fence, F1) makes the load below read that fork's
+     * odd or later seq: then the range is not trusted. */
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&f->seq, memory_order_relaxed) != s)
+        return 0; /* rewritten meanwhile: look again */
+    atomic_store_explicit(&w->fork.seen, s, memory_order_relaxed);
+    if ((uint32_t)w->id - (uint32_t)(r >> 32) >= (uint32_t)r)
+        return 0;
+    /* Ours: by F3 nobody writes the task until we have copied it. */
+    out->ult = NULL;
+    out->task.fn = f->fn;
+    out->task.parent = w; /* F4: its end marks w's done word */
+    out->task.kind = HERD__KIND_FORK;
+    out->task.size = f->size;
+    memcpy(out->task.arg, f->arg, f->size);
+    return 1;
+}
+
 int herd__take_placed_mine(herd__worker *w, herd__work *out) {
+    if (take_fork(w, out))
+        return 1;
     herd__box *b = &w->box;
     /* ORDER: acquire; pairs with the placer's release store of FULL (X1). */
     if (atomic_load_explicit(&b->state, memory_order_acquire) == HERD__BOX_FULL) {
@@ -460,44 +494,141 @@ int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg, 
     return rc;
 }
 
-int herd__group_place_workers(herd_group *g, int first, int count, herd_fn fn, const void *args,
-                              size_t arg_size) {
+int herd__fork(int first, int count, herd_fn fn, const void *arg, size_t arg_size) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)
         return HERD_ENOTASK;
     herd__rt *rt = w->rt;
-    if (!g || !fn || arg_size > HERD_ARG_MAX || (arg_size && !args) || first < 0 || count < 0 ||
+    if (!fn || arg_size > HERD__FORK_ARG || (arg_size && !arg) || first < 1 || count < 1 ||
         count > rt->nworkers - first)
         return HERD_EINVAL;
-    HERD_ASSERT(w->id == 0); /* the only placer (X1) */
-    group_rec *r = group_of(g);
-    /* ORDER: relaxed; each task's release (box, or the queue's lock) orders
-     * it before the task's subtraction. */
-    atomic_fetch_add_explicit(&r->state, (uint64_t)count * GROUP_ONE, memory_order_relaxed);
-    int placed = 0, rc = 0;
-    for (; placed < count; placed++) {
-        herd__worker *to = &rt->workers[first + placed];
-        const unsigned char *arg = (const unsigned char *)args + (size_t)placed * arg_size;
-        if (!box_put(to, fn, r, HERD__KIND_GROUP, arg, arg_size) &&
-            herd__qtask_push(&to->mine, fn, r, HERD__KIND_GROUP, arg, arg_size) != 0) {
-            rc = HERD_ENOMEM;
-            break;
-        }
-        herd__count(&w->hot.spawned);
+    HERD_ASSERT(w->id == 0); /* the only placer (F1) */
+    herd__fork_rec *f = &rt->fork;
+    uint64_t s = w->fork.placed; /* = f->seq: only this worker writes it */
+#if defined(HERD_DEBUG) || !defined(NDEBUG)
+    /* F3: the last fork was joined. */
+    for (int i = w->fork.first; i < w->fork.first + w->fork.count; i++)
+        HERD_ASSERT(atomic_load_explicit(&rt->workers[i].fork.done, memory_order_relaxed) == s + 1);
+#endif
+    /* F1. ORDER: the odd seq, then a release fence, before the range: a
+     * reader that sees the new range sees the odd (or a later) seq. */
+    atomic_store_explicit(&f->seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&f->range, (uint64_t)first << 32 | (uint32_t)count, memory_order_relaxed);
+    f->fn = fn;
+    f->size = (uint16_t)arg_size;
+    if (arg_size)
+        memcpy(f->arg, arg, arg_size);
+    /* ORDER: release; pairs with the takers' acquire load (F2). */
+    atomic_store_explicit(&f->seq, s + 2, memory_order_release);
+    w->fork.placed = s + 2;
+    w->fork.first = first;
+    w->fork.count = count;
+    /* Owner-only counter, as herd__count. */
+    __atomic_store_n(&w->hot.spawned,
+                     __atomic_load_n(&w->hot.spawned, __ATOMIC_RELAXED) + (uint64_t)count,
+                     __ATOMIC_RELAXED);
+    /* W3 once for all of them: a sleeper may be any of them. */
+    herd__wake_workers(rt, first + count - 1);
+    return 0;
+}
+
+/* The end of home's task of the fork it last saw (F4, F5). */
+static void fork_done(herd__worker *home) {
+    herd__rt *rt = home->rt;
+    /* ORDER: relaxed; home's own word, written when it took the task. */
+    uint64_t s = atomic_load_explicit(&home->fork.seen, memory_order_relaxed);
+    /* ORDER: acq_rel; release: the task's writes before the placer's
+     * acquire load (F4) or CAS (F5); acquire: a watched mark means the
+     * placer's `left` is set. */
+    if (atomic_exchange_explicit(&home->fork.done, s + 1, memory_order_acq_rel) != s)
+        return;
+    /* ORDER: acq_rel; the decrements form one release sequence, and the
+     * one that reaches zero sees the waiter the arm stored before it
+     * removed the guard. */
+    if (atomic_fetch_sub_explicit(&rt->fork_join.left, 1, memory_order_acq_rel) == 1)
+        herd__ult_ready(atomic_load_explicit(&rt->fork_join.waiter, memory_order_relaxed));
+}
+
+typedef struct fork_scan {
+    herd__rt *rt;
+    uint64_t s;
+    int next, end; /* workers next..end-1 are not known to be done */
+} fork_scan;
+
+/* F4: have the tasks of the range ended? Resumes where it last stopped. */
+static int fork_ended(void *p) {
+    fork_scan *fs = p;
+    for (; fs->next < fs->end; fs->next++)
+        /* ORDER: acquire; pairs with fork_done's exchange. */
+        if (atomic_load_explicit(&fs->rt->workers[fs->next].fork.done, memory_order_acquire) !=
+            fs->s + 1)
+            return 0;
+    return 1;
+}
+
+static void arm_fork(herd__worker *w, herd__ult *u, void *p) {
+    (void)w;
+    herd__fork_wait *j = p;
+    atomic_store_explicit(&j->waiter, u, memory_order_relaxed);
+    /* F5: remove the guard. ORDER: acq_rel; release publishes the waiter
+     * to the task that reaches zero; acquire: zero here means every task
+     * ended, and their decrements' writes are visible. */
+    if (atomic_fetch_sub_explicit(&j->left, 1, memory_order_acq_rel) == 1)
+        herd__ult_ready(u);
+}
+
+void herd__fork_join(void) {
+    herd__worker *w = herd__self();
+    herd__rt *rt = w->rt;
+    HERD_ASSERT(w->id == 0);
+    fork_scan fs = {rt, w->fork.placed, w->fork.first, w->fork.first + w->fork.count};
+    if (fork_ended(&fs) || herd__spin_wait(w, fork_ended, &fs))
+        return;
+    /* F5. ORDER: relaxed; no task reads `left` before it finds its word
+     * watched, and the CAS that marks it is a release after this store. */
+    atomic_store_explicit(&rt->fork_join.left, fs.end - fs.next + 1, memory_order_relaxed);
+    int64_t done = 0;
+    for (int i = fs.next; i < fs.end; i++) {
+        _Atomic uint64_t *d = &rt->workers[i].fork.done;
+        /* ORDER: acquire, as in fork_ended. */
+        uint64_t v = atomic_load_explicit(d, memory_order_acquire);
+        /* ORDER: acq_rel on success (release: `left` is set before the
+         * task can see the mark); acquire on failure: it ended (seq + 1). */
+        if (v == fs.s + 1 || !atomic_compare_exchange_strong_explicit(
+                                 d, &v, fs.s, memory_order_acq_rel, memory_order_acquire))
+            done++;
     }
-    if (placed < count)
-        atomic_fetch_sub_explicit(&r->state, (uint64_t)(count - placed) * GROUP_ONE,
-                                  memory_order_relaxed);
-    /* W3 once for all of them (a fence per task drained the stores of the
-     * boxes one by one): a sleeper may be any of them. */
-    if (placed && !(placed == 1 && first == w->id))
-        herd__wake_workers(rt, first + placed - 1);
-    return rc;
+    if (done)
+        atomic_fetch_sub_explicit(&rt->fork_join.left, done, memory_order_relaxed);
+    herd__block_on(HERD__WAIT_FORK, &rt->fork, __builtin_return_address(0), arm_fork,
+                   &rt->fork_join);
 }
 
 int herd__group_place_worker(herd_group *g, int worker, herd_fn fn, const void *arg,
                              size_t arg_size) {
-    return herd__group_place_workers(g, worker, 1, fn, arg, arg_size);
+    herd__worker *w = herd__self();
+    if (!w || !w->hot.frame)
+        return HERD_ENOTASK;
+    herd__rt *rt = w->rt;
+    if (!g || !fn || arg_size > HERD_ARG_MAX || (arg_size && !arg) || worker < 0 ||
+        worker >= rt->nworkers)
+        return HERD_EINVAL;
+    HERD_ASSERT(w->id == 0); /* the only placer (X1) */
+    group_rec *r = group_of(g);
+    /* ORDER: relaxed; the task's release (box, or the queue's lock) orders
+     * it before the task's subtraction. */
+    atomic_fetch_add_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
+    herd__worker *to = &rt->workers[worker];
+    if (!box_put(to, fn, r, HERD__KIND_GROUP, arg, arg_size) &&
+        herd__qtask_push(&to->mine, fn, r, HERD__KIND_GROUP, arg, arg_size) != 0) {
+        atomic_fetch_sub_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
+        return HERD_ENOMEM;
+    }
+    herd__count(&w->hot.spawned);
+    if (worker != w->id)
+        herd__wake_worker(to); /* W3 */
+    return 0;
 }
 
 void herd__call_task(herd_fn fn, void *arg) {

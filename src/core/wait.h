@@ -23,6 +23,7 @@ enum herd__wait_kind {
     HERD__WAIT_OMP_CRITICAL,
     HERD__WAIT_OMP_DEPEND, /* an undeferred task's or a taskwait's dependences */
     HERD__WAIT_OMP_REGION, /* the end of a parallel region: its members */
+    HERD__WAIT_FORK,       /* herd__fork_join: the tasks of a fork */
     HERD__WAIT_NKINDS
 };
 

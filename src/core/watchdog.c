@@ -105,6 +105,7 @@ static const char *const kind_names[HERD__WAIT_NKINDS] = {
     [HERD__WAIT_OMP_CRITICAL] = "OpenMP critical",
     [HERD__WAIT_OMP_DEPEND] = "OpenMP dependences of task",
     [HERD__WAIT_OMP_REGION] = "end of the OpenMP parallel region of team",
+    [HERD__WAIT_FORK] = "tasks of the fork (one per worker) at",
 };
 
 typedef struct snap {

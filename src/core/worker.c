@@ -347,7 +347,9 @@ static void idle_step(herd__worker *w, unsigned *fails, uint64_t *spin_since) {
         return;
     }
     (*fails)++;
-    for (int i = 0; i < IDLE_PAUSES; i++)
+    /* Work placed on this worker (a region's member) ends the pause: a
+     * pause costs 25 ns on some cores and 140 cycles on others. */
+    for (int i = 0; i < IDLE_PAUSES && !herd__placed_pending(w); i++)
         herd__cpu_relax();
     /* A searching worker may share its core with a busy one (more workers
      * than cores): let it run now and then. */

@@ -194,9 +194,9 @@ typedef struct omp_team {
     void (*fn)(void *);
     void *data;
     herd_barrier bar; /* the barrier when every member is a herd task */
-    /* its state for up to 17 members (a malloc and a free per region less) */
-    _Alignas(64) unsigned char bar_mem[256];
-    herd_group members;
+    /* its state for up to 17 members (a malloc and a free per region less):
+     * 128 bytes, then 2 x 16 slots (core/sync.c) */
+    _Alignas(64) unsigned char bar_mem[384];
     /* Teams with guests (nworker < nthreads): their barrier and end, under
      * mix_lock (team.c, "Mixed teams") */
     pthread_mutex_t mix_lock;

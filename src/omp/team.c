@@ -396,21 +396,20 @@ static int reserve_threads(long n, int limit, int *counted) {
 
 typedef void (*omp_preinit)(omp_team *team, void *arg);
 
-#define PLACE_BATCH 64
+/* Member i of an outermost team on worker i (herd__group_fork). */
+static void worker_member_entry(void *p) {
+    member_arg a;
+    memcpy(&a.team, p, sizeof a.team);
+    a.i = herd__self_id();
+    member_entry(&a);
+}
 
-/* Members 1..nworker-1 on workers 1..: in batches, each one wake-up. */
+/* Members 1..nworker-1 on workers 1..: one fork, one wake-up. The previous
+ * fork was joined: its region ended after it (F3). */
 static void place_members(omp_team *team, int nworker) {
-    member_arg a[PLACE_BATCH];
-    for (int i = 1; i < nworker;) {
-        int k = 0;
-        for (; k < PLACE_BATCH && i + k < nworker; k++)
-            a[k] = (member_arg){team, i + k};
-        int rc = herd__group_place_workers(&team->members, i, k, member_entry, a, sizeof a[0]);
-        if (rc)
-            herd__omp_fatal("cannot start team members %d..%d: %s", i, i + k - 1,
-                            herd_strerror(rc));
-        i += k;
-    }
+    int rc = herd__fork(1, nworker - 1, worker_member_entry, &team, sizeof team);
+    if (rc)
+        herd__omp_fatal("cannot start team members 1..%d: %s", nworker - 1, herd_strerror(rc));
 }
 
 /* Set the region's team up and start members 1..n-1; member 0 is the
@@ -494,7 +493,6 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
         herd__omp_fatal("out of memory for a team barrier");
     if (nworker < n)
         pthread_mutex_init(&team->mix_lock, NULL);
-    herd_group_init(&team->members);
     if (nworker > 1)
         place_members(team, nworker);
     member_arg a = {team, 0};
@@ -513,7 +511,7 @@ static void region_end(region *r) {
     herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
     herd__wait_enter(&c, HERD__WAIT_OMP_REGION, team, NULL);
     if (team->nworker > 1)
-        herd_group_wait(&team->members);
+        herd__fork_join();
     if (team->nthreads > team->nworker) {
         wait_guests(team);
         pthread_mutex_destroy(&team->mix_lock);
