@@ -261,18 +261,48 @@ static int next_chunk(omp_task *t, long *lo, long *hi) {
  * few hundred nanoseconds, sooner than a yield returns. */
 #define TURN_SPINS 32
 
+/* Pauses per chunk between a waiter's chunk and the turn: members further
+ * from their turn look at it less often, so that each pass of the turn is
+ * read at once by the member it goes to rather than queued behind every
+ * member's read of the new line (EPCC ORDERED on the 16-core device, 16
+ * threads: 0.43 -> 0.34 us; 8 threads: 0.45 -> 0.32, libgomp 0.34). */
+#define TURN_BACKOFF 4
+#define TURN_BACKOFF_MAX 64
+
+static int turn_is_mine(void *p) {
+    omp_task *t = p;
+    /* ORDER: relaxed; wait_turn's acquire load follows. */
+    long turn = atomic_load_explicit(&t->ws->ord_turn, memory_order_relaxed);
+    if (turn == t->ch_lo)
+        return 1;
+    /* Chunks before ours (counted in chunks of our size: exact for static
+     * and dynamic loops, more for guided ones, whose earlier chunks are
+     * larger), less the next one: its member polls at once. */
+    long len = t->ch_hi > t->ch_lo ? t->ch_hi - t->ch_lo : 1;
+    long before = (t->ch_lo - turn) / len - 1;
+    for (long i = 0; i < TURN_BACKOFF * before && i < TURN_BACKOFF_MAX; i++)
+        herd__cpu_relax();
+    return 0;
+}
+
 static void wait_turn(omp_task *t) {
+    /* A member with a CPU of its own and nothing else to run waits for its
+     * turn there, as for a barrier or a lock: with 16 members the turn
+     * comes round every few microseconds, and a yield every 32 polls
+     * (herd__omp_relax) made each member look away when it came (EPCC
+     * ORDERED, 16 threads on the 16-core device: 0.44 us, libgomp 0.22). */
+    herd__worker *self = herd__self();
+    if (self)
+        (void)herd__spin_wait(self, turn_is_mine, t);
     /* ORDER: acquire; pairs with the release store in pass_turn: the
      * previous chunk's ordered writes are visible. */
     while (atomic_load_explicit(&t->ws->ord_turn, memory_order_acquire) != t->ch_lo) {
         for (int i = 0; i < TURN_SPINS; i++) {
             herd__cpu_relax();
-            /* ORDER: relaxed; the acquire load of the loop's test follows */
-            if (atomic_load_explicit(&t->ws->ord_turn, memory_order_relaxed) == t->ch_lo)
+            if (turn_is_mine(t))
                 break;
         }
-        /* ORDER: relaxed; the loop's acquire load reads it again */
-        if (atomic_load_explicit(&t->ws->ord_turn, memory_order_relaxed) != t->ch_lo)
+        if (!turn_is_mine(t))
             herd__omp_relax();
     }
 }
