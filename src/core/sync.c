@@ -222,21 +222,24 @@ HERD_API int herd_cond_broadcast(herd_cond *c) {
  * nobody wrote them). Only an arrival that stops spinning registers:
  * - B1 (arrival i of phase p, not the last): read the phase before arriving
  *   (it cannot move until we arrive), arrive, spin while the phase is p. If
- *   it moved, done. Otherwise block; the arm CASes slot i of parity p from
- *   NULL to the ULT, then reads the phase (both seq_cst). Still p: the last
- *   arrival will see the ULT (B2) and wake it. Moved: the last arrival may
- *   have looked at the slot before the CAS, so the arm takes the ULT back
- *   (CAS to NULL) and readies it itself; if that fails, B2 took it and
- *   wakes it.
+ *   it moved, done. Otherwise block; the arm marks slot i of parity p ARMING
+ *   and reads the phase (both seq_cst). Moved: the last arrival may have
+ *   looked at the slot before the mark, so the arm clears the slot and
+ *   readies the ULT itself. Still p: it stores the ULT in the slot
+ *   (release) and touches the barrier no more: from then on the last
+ *   arrival may wake the ULT, which may leave and free the barrier.
  * - B2 (last arrival): reopen (arrived = 0), move the phase (seq_cst), then
- *   look at every slot of parity p (seq_cst): a ULT there is exchanged for
- *   NULL and made ready. B1's CAS-then-load against B2's store-then-load:
- *   one of the two sees the other's write, so no ULT is left asleep.
+ *   look at every slot of parity p (seq_cst): ARMING is waited out (an arm
+ *   between its two stores), a ULT is taken (slot cleared) and made ready.
+ *   B1's mark-then-load against B2's store-then-load: one of the two sees
+ *   the other's write, so no ULT is left asleep, and no arm reads the
+ *   barrier after its ULT was published.
  * - B3: the slots of phase p are all NULL again before phase p + 2 begins:
  *   B2 of phase p empties what it sees before its thread arrives at p + 1,
- *   and a ULT whose arm took its slot back runs, and arrives at p + 1, only
+ *   and a ULT whose arm cleared its slot runs, and arrives at p + 1, only
  *   after that. Arrivals of p + 1 use the other parity's slots, so a late
  *   look of B2 at phase p's slots never meets them. */
+#define ARMING ((void *)(uintptr_t)1) /* never a ULT */
 
 /* The barrier's words, on one allocation of whole cache lines. A team of
  * two keeps the arrival count, the phase and its slots on one line, so its
@@ -304,19 +307,21 @@ typedef struct barrier_arm {
 static void arm_barrier(herd__worker *w, herd__ult *u, void *p) {
     (void)w;
     barrier_arm a = *(barrier_arm *)p; /* on u's stack: read before u can run */
-    /* B1. ORDER: seq_cst, the CAS and the load after it, against B2's
+    /* B1. ORDER: seq_cst, the mark and the load after it, against B2's
      * seq_cst store of the phase and load of the slot. The slot is NULL
-     * (B3), so the CAS succeeds; its release half publishes u. */
-    void *expect = NULL;
-    __atomic_compare_exchange_n(a.slot, &expect, (void *)u, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(a.phase, __ATOMIC_SEQ_CST) == a.p)
-        return; /* B2 is still to come: it sees u and wakes it */
-    /* The phase moved: B2 may have looked at the slot before our CAS. Take
-     * u back; failing that, B2 took it and wakes it. ORDER: relaxed; our
-     * seq_cst load of the moved phase above acquired B2's writes. */
-    expect = u;
-    if (__atomic_compare_exchange_n(a.slot, &expect, NULL, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+     * (B3). */
+    __atomic_store_n(a.slot, ARMING, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(a.phase, __ATOMIC_SEQ_CST) != a.p) {
+        /* Moved: B2 looked before our mark, or waits for it to go. ORDER:
+         * relaxed; our seq_cst load of the moved phase acquired B2's
+         * writes, and u is ours to ready. */
+        __atomic_store_n(a.slot, NULL, __ATOMIC_RELAXED);
         herd__ult_ready(u);
+        return;
+    }
+    /* ORDER: release; pairs with B2's acquire load of the slot: u's saved
+     * context is visible. Our last access to the barrier. */
+    __atomic_store_n(a.slot, (void *)u, __ATOMIC_RELEASE);
 }
 
 typedef struct phase_wait {
@@ -366,12 +371,23 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
     void **slots = slots_of(st, n, p);
     for (int64_t i = 0; i < n - 1; i++) {
         /* ORDER: seq_cst; the load half (B1). Usually NULL: a clean line. */
-        if (!__atomic_load_n(&slots[i], __ATOMIC_SEQ_CST))
+        void *v = __atomic_load_n(&slots[i], __ATOMIC_SEQ_CST);
+        /* An arm between its mark and its ULT: a few instructions, unless
+         * its worker lost the CPU. ORDER: relaxed in the spin (as in
+         * herd__spin_wait), acquire once it changed. */
+        for (unsigned k = 1; v == ARMING; k++) {
+            herd__cpu_relax();
+            if (k % 64 == 0)
+                sched_yield();
+            v = __atomic_load_n(&slots[i], __ATOMIC_RELAXED);
+        }
+        if (!v)
             continue;
-        /* ORDER: acquire; the ULT's registration (the arm's CAS). */
-        herd__ult *u = __atomic_exchange_n(&slots[i], NULL, __ATOMIC_ACQUIRE);
-        if (u)
-            herd__ult_ready(u); /* else its arm took it back (B1) */
+        /* ORDER: acquire; pairs with the arm's release store of u. */
+        herd__ult *u = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+        /* ORDER: relaxed; only we write the slot now (B3). */
+        __atomic_store_n(&slots[i], NULL, __ATOMIC_RELAXED);
+        herd__ult_ready(u);
     }
     return 1;
 }
