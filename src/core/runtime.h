@@ -460,17 +460,23 @@ int herd__group_place(herd_group *g, int shepherd, herd_fn fn, const void *arg, 
 int herd__group_place_worker(herd_group *g, int worker, herd_fn fn, const void *arg,
                              size_t arg_size);
 
+/* Does a fork's range (first << 32 | count) hold worker id? */
+static inline int herd__fork_covers(uint64_t range, int id) {
+    return (uint32_t)id - (uint32_t)(range >> 32) < (uint32_t)range;
+}
+
 /* A fork w has not looked at may hold a task for w (F2; odd: one is being
  * written, look again). A hint. Context: w's owner. */
 static inline int herd__fork_pending(herd__worker *w) {
     herd__fork_rec *f = &w->rt->fork;
     /* ORDER: acquire; a sleeper that reads the new seq reads its range
-     * (W2: otherwise the placer's wake-up after F1 finds it counted). */
+     * (W2: otherwise the placer's wake-up after F1 finds it counted).
+     * `seen` is w's own word; the range a hint that take_fork validates. */
     uint64_t s = atomic_load_explicit(&f->seq, memory_order_acquire);
     if (s == atomic_load_explicit(&w->fork.seen, memory_order_relaxed))
         return 0;
     uint64_t r = atomic_load_explicit(&f->range, memory_order_relaxed);
-    return (s & 1) || (uint32_t)w->id - (uint32_t)(r >> 32) < (uint32_t)r;
+    return (s & 1) || herd__fork_covers(r, w->id);
 }
 
 /* Tasks placed on w alone may wait: in its box or on its queue, or in a

@@ -270,8 +270,10 @@ static int take_fork(herd__worker *w, herd__work *out) {
     atomic_thread_fence(memory_order_acquire);
     if (atomic_load_explicit(&f->seq, memory_order_relaxed) != s)
         return 0; /* rewritten meanwhile: look again */
+    /* ORDER: relaxed; w's own word (debug builds' F3 check reads it after
+     * the join, which orders it). */
     atomic_store_explicit(&w->fork.seen, s, memory_order_relaxed);
-    if ((uint32_t)w->id - (uint32_t)(r >> 32) >= (uint32_t)r)
+    if (!herd__fork_covers(r, w->id))
         return 0;
     /* Ours: by F3 nobody writes the task until we have copied it. */
     out->ult = NULL;
@@ -570,6 +572,7 @@ static int fork_ended(void *p) {
 static void arm_fork(herd__worker *w, herd__ult *u, void *p) {
     (void)w;
     herd__fork_wait *j = p;
+    /* ORDER: relaxed; the acq_rel removal of the guard below publishes it. */
     atomic_store_explicit(&j->waiter, u, memory_order_relaxed);
     /* F5: remove the guard. ORDER: acq_rel; release publishes the waiter
      * to the task that reaches zero; acquire: zero here means every task
@@ -599,6 +602,9 @@ void herd__fork_join(void) {
                                  d, &v, fs.s, memory_order_acq_rel, memory_order_acquire))
             done++;
     }
+    /* ORDER: relaxed; the guard keeps `left` above zero until the arm's
+     * acq_rel removal, and the loads and failed CASes above acquired the
+     * ended tasks' writes. */
     if (done)
         atomic_fetch_sub_explicit(&rt->fork_join.left, done, memory_order_relaxed);
     herd__block_on(HERD__WAIT_FORK, &rt->fork, __builtin_return_address(0), arm_fork,

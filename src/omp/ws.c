@@ -269,7 +269,9 @@ static int next_chunk(omp_task *t, long *lo, long *hi) {
 #define TURN_BACKOFF 4
 #define TURN_BACKOFF_MAX 64
 
-static int turn_is_mine(void *p) {
+/* Is it t's turn? If not, pause in proportion to how far off it is before
+ * the caller looks again (herd__spin_wait's predicate, and the loop below). */
+static int look_at_turn(void *p) {
     omp_task *t = p;
     /* ORDER: relaxed; wait_turn's acquire load follows. */
     long turn = atomic_load_explicit(&t->ws->ord_turn, memory_order_relaxed);
@@ -290,21 +292,20 @@ static void wait_turn(omp_task *t) {
      * turn there, as for a barrier or a lock: with 16 members the turn
      * comes round every few microseconds, and a yield every 32 polls
      * (herd__omp_relax) made each member look away when it came (EPCC
-     * ORDERED, 16 threads on the 16-core device: 0.44 us, libgomp 0.22). */
+     * ORDERED, 16 threads on the 16-core device: 0.44 us, libgomp 0.22).
+     * Otherwise (or after that spin) poll, offering the CPU every
+     * TURN_SPINS looks. */
     herd__worker *self = herd__self();
-    if (self)
-        (void)herd__spin_wait(self, turn_is_mine, t);
+    if (!self || !herd__spin_wait(self, look_at_turn, t))
+        for (unsigned i = 1; !look_at_turn(t); i++) {
+            if (i % TURN_SPINS == 0)
+                herd__omp_relax();
+            else
+                herd__cpu_relax();
+        }
     /* ORDER: acquire; pairs with the release store in pass_turn: the
      * previous chunk's ordered writes are visible. */
-    while (atomic_load_explicit(&t->ws->ord_turn, memory_order_acquire) != t->ch_lo) {
-        for (int i = 0; i < TURN_SPINS; i++) {
-            herd__cpu_relax();
-            if (turn_is_mine(t))
-                break;
-        }
-        if (!turn_is_mine(t))
-            herd__omp_relax();
-    }
+    (void)atomic_load_explicit(&t->ws->ord_turn, memory_order_acquire);
 }
 
 static void pass_turn(omp_task *t) {
