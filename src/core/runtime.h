@@ -121,6 +121,8 @@ int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const
 void herd__qtask_take(herd__qtask *t, herd__work *out);
 /* Take the task at q's front or back into *out: 1, or 0 when q is empty. */
 int herd__qtask_pop(herd__tq *q, int from_front, herd__work *out);
+/* Take the task at q's back into *out if its parent is join: 1, or 0. */
+int herd__qtask_pop_child(herd__tq *q, const void *join, herd__taskcopy *out);
 
 /* A worker's mailbox: one task placed on it alone (herd__group_place_worker),
  * on a cache line of its own, so that handing a team member to an idle
@@ -203,8 +205,11 @@ typedef struct herd__fork_self {
 } __attribute__((aligned(64))) herd__fork_self;
 
 typedef struct herd__worker {
-    herd__hot hot;        /* first: the inline paths see it as herd__tls */
-    int id;               /* second: herd__self_id() reads it (core/seam_omp.h) */
+    herd__hot hot; /* first: the inline paths see it as herd__tls */
+    int id;        /* second: herd__self_id() reads it (core/seam_omp.h) */
+    /* third: the scheduler's queue that the deque's tasks go to when asked
+     * (mts, central: `share`), set by its init; NULL otherwise. */
+    herd__tq *shares_into;
     herd__readyq ready;   /* resumed ULTs */
     herd__readyq home;    /* resumed ULTs homed here (tied mode): thieves never take them */
     herd__tq mine;        /* tasks placed on this worker only (herd__group_place_worker) */
@@ -253,8 +258,10 @@ typedef struct herd__worker {
     struct herd__trace_buf *trace; /* HERD_TRACE: owner-only events, NULL when off (trace.h) */
 } __attribute__((aligned(4096))) herd__worker; /* a page each: see worker_main() */
 _Static_assert(offsetof(herd__worker, hot) == 0 &&
-                   offsetof(herd__worker, id) == offsetof(herd__worker_head, id),
-               "herd__self() and herd__self_id() read herd__tls (core/seam_omp.h)");
+                   offsetof(herd__worker, id) == offsetof(herd__worker_head, id) &&
+                   offsetof(herd__worker, shares_into) == offsetof(herd__worker_head, shares_into),
+               "herd__self(), herd__self_id() and herd__self_queued() read herd__tls "
+               "(core/seam_omp.h)");
 
 /* The scheduler seam (docs/design/scheduler-seam.md): a table of operations
  * chosen at start-up. The worker loop (core/worker.c) runs its ready queue,
@@ -265,6 +272,10 @@ _Static_assert(offsetof(herd__worker, hot) == 0 &&
 /* Resumed ULTs are taken only by workers of their worker's shepherd (mts):
  * readying one wakes every sleeper, as a shepherd's placement does. */
 #define HERD__SCHED_SHEPHERD_READY 4u
+/* HERD_SPAWN=work-first applies: a parent's continuation, queued on its
+ * worker's ready queue, is found by every worker's steals (the deque
+ * schedulers but mts, whose steals look at its shepherds' queues). */
+#define HERD__SCHED_WORK_FIRST 8u
 
 typedef struct herd__sched_ops {
     const char *name;
@@ -280,6 +291,17 @@ typedef struct herd__sched_ops {
     /* Take from the scheduler's queue for w (queue schedulers; hier's
      * first-level tasks), after w's own deque. NULL: no such queue. */
     int (*take)(herd__worker *w, herd__work *out);
+    /* Deque schedulers that share through a queue of their own (mts): the
+     * owner's answer to a raised split_req, in place of S3's publication.
+     * It clears the request, moves tasks of w's deque to the scheduler's
+     * queue (S7) and wakes whoever may take them (W3). NULL: S3. */
+    void (*share)(herd__worker *w);
+    /* A waiting task's own child, if the scheduler's queue for w has one
+     * where w would take next (the back of a LIFO queue): the wait runs it
+     * as a plain call on its stack, as it runs its children from the deque
+     * (J0), instead of suspending for it. 1 and *out filled, or 0. NULL:
+     * never (deque schedulers; FIFO queues, whose next task is the oldest). */
+    int (*take_child)(herd__worker *w, const void *join, herd__taskcopy *out);
     /* A task spawned by a herd_run root (the first level of parallelism)
      * under help-first: place it where the scheduler wants first-level
      * tasks. Returns 0 or HERD_ENOMEM. NULL: spawned like any task. */

@@ -16,6 +16,7 @@
 #include "herd/herd.h"
 #include "herd/herd_fast.h"
 #include "queue/split_deque.h" /* the worker's deque: herd__sdq_queued, _wants_publish */
+#include "queue/task_queue.h"  /* herd__tq_size, for herd__self_queued */
 
 #include <sched.h>
 #include <stddef.h>
@@ -40,16 +41,27 @@ static inline herd__worker *herd__self(void) {
     return (herd__worker *)(void *)herd__tls;
 }
 /* What a worker begins with (core/runtime.h checks it): its hot part, which
- * herd__tls points at, then its index. */
+ * herd__tls points at, then its index, then the queue it shares its tasks
+ * into (mts, central; NULL under the others). */
 typedef struct herd__worker_head {
     herd__hot hot;
     int id;
+    herd__tq *shares_into;
 } herd__worker_head;
 /* The index of the worker running the caller, -1 outside the workers:
  * herd_worker_id(), inline (a deferred task's thread number, omp/task.c). */
 static inline int herd__self_id(void) {
     herd__hot *h = herd__tls;
     return h ? ((const herd__worker_head *)(void *)h)->id : -1;
+}
+/* The tasks worker h queued that nobody has started: its deque's, and
+ * under mts and central those in the queue it shares into, which holds its
+ * shepherd-mates' too (an upper bound then). For the OpenMP creation
+ * throttle. */
+static inline uint32_t herd__self_queued(herd__hot *h) {
+    uint32_t n = herd__sdq_queued(&h->q);
+    herd__tq *shared = ((const herd__worker_head *)(void *)h)->shares_into;
+    return shared ? n + herd__tq_size(shared) : n;
 }
 
 /* herd_spawn's inline path (S1, split-deque.md) in two halves, for a caller

@@ -41,7 +41,10 @@ void herd__join_done(herd__join *j) {
 }
 
 static void publish(herd__worker *w) {
-    if (herd__sdq_publish(&w->hot.q))
+    const herd__sched_ops *sched = w->rt->sched;
+    if (sched->share)
+        sched->share(w);
+    else if (herd__sdq_publish(&w->hot.q))
         herd__wake_one(w->rt); /* W3 */
 }
 
@@ -105,7 +108,7 @@ static void arm_frame(herd__worker *w, herd__ult *u, void *p) {
  * task of another join (a group task the caller queued) could wait for
  * something the caller does only after this wait, so at the first such task
  * the drain stops and leaves it, and everything under it, to run as roots. */
-static void drain(herd__frame *f, void *j) {
+static void drain_deque(herd__frame *f, void *j) {
     herd__taskcopy t;
     for (;;) {
         herd__worker *w = herd__self(); /* again: run_inline may have moved us */
@@ -126,6 +129,30 @@ static void drain(herd__frame *f, void *j) {
             herd__sdq_reset(&w->hot.q, f->base);
         break;
     }
+}
+
+/* J0 for the queue schedulers: while the task the scheduler would give this
+ * worker next is one of j's, run it here as a plain call. That is the task
+ * the worker's loop would take after the parent suspended, so the order of
+ * the queue is kept; what is saved is the parent's suspension, the child's
+ * stack, and its report back (J3). Only j's own tasks, as above. */
+static void drain_queue(herd__frame *f, void *j) {
+    herd__taskcopy t;
+    for (;;) {
+        herd__worker *w = herd__self();
+        if ((char *)__builtin_frame_address(0) < w->hot.stack_limit ||
+            !w->rt->sched->take_child(w, j, &t))
+            return;
+        run_inline(w, f, &t);
+    }
+}
+
+static void drain(herd__frame *f, void *j) {
+    drain_deque(f, j);
+    /* Children not run above went through the scheduler's queue (or were
+     * stolen): only then is its lock worth taking. */
+    if (f->nspawned && herd__self()->rt->sched->take_child)
+        drain_queue(f, j);
 }
 
 static void frame_wait_at(herd__frame *f, void *ra) {
@@ -211,10 +238,26 @@ int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const
     return 0;
 }
 
+static void qtask_move(herd__qtask *t, herd__taskcopy *out) {
+    memcpy(out, t, offsetof(herd__qtask, arg) + t->size);
+    free(t);
+}
+
 void herd__qtask_take(herd__qtask *t, herd__work *out) {
     out->ult = NULL;
-    memcpy(&out->task, t, offsetof(herd__qtask, arg) + t->size);
-    free(t);
+    qtask_move(t, &out->task);
+}
+
+static int child_of(const void *item, const void *join) {
+    return ((const herd__qtask *)item)->parent == join;
+}
+
+int herd__qtask_pop_child(herd__tq *q, const void *join, herd__taskcopy *out) {
+    herd__qtask *t = herd__tq_pop_back_if(q, child_of, join);
+    if (!t)
+        return 0;
+    qtask_move(t, out);
+    return 1;
 }
 
 /* Queue a new task where the scheduler wants it: the worker's own deque

@@ -185,7 +185,7 @@ static inline __attribute__((always_inline)) void task_frame(omp_task *t, herd__
 }
 
 /* The worker has no deque: its scheduler queues every task in shared
- * queues (mts, central, fifo, lifo; the deque was never set up). */
+ * queues (fifo, lifo; the deque was never set up). */
 static inline int no_deque(const herd__hot *h) {
     return h->q.cap == 0;
 }
@@ -381,7 +381,7 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
 
 #define run_now herd__omp_run_undeferred
 
-/* The throttle under the queue schedulers (mts, central, fifo, lifo: no
+/* The throttle under the queue schedulers (fifo, lifo: no
  * deque): the team's tasks queued and not started, counted at their
  * creation and start (HDR_COUNTED), against the bound for each of its
  * threads; libgomp counts likewise, team-wide. */
@@ -398,7 +398,8 @@ static __attribute__((noinline)) int queue_throttled(herd__hot *h, const omp_tas
 /* Creation throttle. A deferrable task is run at once, by the encountering
  * thread, while its worker's deque already holds at least HERD_OMP_THROTTLE
  * (default 4) tasks that nobody has taken (public or private,
- * docs/design/split-deque.md): those are the older, larger tasks that
+ * docs/design/split-deque.md; under mts and central with those it shared
+ * into its scheduler's queue, herd__self_queued): those are the older, larger tasks that
  * thieves take first, so a further task adds no parallelism, only the cost
  * of deferring it (the queue slot and the pop: about twice an undeferred
  * call, fib(30)). The OpenMP specification lets the encountering thread
@@ -416,7 +417,7 @@ static inline __attribute__((always_inline)) int throttled(herd__hot *h, const o
      * (the spawn then publishes, S3). Without this, the thieves of an
      * unbalanced tree (UTS) took the few queued tasks, often leaves, and
      * searched while the owner ran a large subtree here. */
-    if (herd__sdq_wants_publish(&h->q) || !limit || herd__sdq_queued(&h->q) < (uint32_t)limit ||
+    if (herd__sdq_wants_publish(&h->q) || !limit || herd__self_queued(h) < (uint32_t)limit ||
         (char *)__builtin_frame_address(0) < h->stack_limit)
         return 0;
     /* The task about to run here may be long, and it may spawn nothing:

@@ -134,16 +134,25 @@ void herd__sdq_reset(herd__sdq *q, uint32_t new_head) {
     atomic_store_explicit(&q->ts, herd__ts_make(new_head, new_head), memory_order_relaxed);
 }
 
+void herd__sdq_drop_oldest(herd__sdq *q) {
+    uint32_t s = q->split;
+    /* S7. The public part is empty (tail == split, checked by
+     * herd__sdq_oldest_private), and stays so: tail and split move up
+     * together past the slot. Its `taken` mark is set as a thief's would
+     * be, so that S6 does not wait for it; ORDER: relaxed, S6 reads it on
+     * this thread. The store of ts is relaxed for the reason S6's is: with
+     * tail == split before and after, no thief CAS can succeed. */
+    atomic_store_explicit(&q->slots[s].taken, 1, memory_order_relaxed);
+    q->split = s + 1;
+    atomic_store_explicit(&q->ts, herd__ts_make(s + 1, s + 1), memory_order_relaxed);
+}
+
 herd__steal_result herd__sdq_steal(herd__sdq *q, herd__taskcopy *out) {
     /* ORDER: acquire; pairs with the release CAS in herd__sdq_publish(). */
     uint64_t ts = atomic_load_explicit(&q->ts, memory_order_acquire);
     uint32_t tail = herd__ts_tail(ts), split = herd__ts_split(ts);
     if (tail >= split) {
-        /* S4a: nothing public. Ask the owner to publish; read first so idle
-         * thieves do not keep the owner's line bouncing. ORDER: relaxed, see
-         * herd__sdq_wants_publish(). */
-        if (!atomic_load_explicit(&q->split_req, memory_order_relaxed))
-            atomic_store_explicit(&q->split_req, 1, memory_order_relaxed);
+        herd__sdq_ask(q); /* S4a: nothing public; ask the owner to publish */
         return HERD__STEAL_EMPTY;
     }
     /* S4b. ORDER: acquire on success; pairs with the release CAS of the
@@ -165,9 +174,7 @@ herd__steal_result herd__sdq_steal_many(herd__sdq *q, uint32_t max, int half, he
     uint64_t ts = atomic_load_explicit(&q->ts, memory_order_acquire);
     uint32_t tail = herd__ts_tail(ts), split = herd__ts_split(ts);
     if (tail >= split) {
-        /* S4a, as in herd__sdq_steal(). */
-        if (!atomic_load_explicit(&q->split_req, memory_order_relaxed))
-            atomic_store_explicit(&q->split_req, 1, memory_order_relaxed);
+        herd__sdq_ask(q); /* S4a, as in herd__sdq_steal() */
         return HERD__STEAL_EMPTY;
     }
     uint32_t avail = split - tail;

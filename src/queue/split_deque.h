@@ -1,7 +1,7 @@
 /* Split deque of task slots: the per-worker queue behind herd_spawn/herd_wait.
  *
  * The protocol and its proof sketch are in docs/design/split-deque.md; the
- * step numbers (S1..S6) below refer to it. In short: slots [0, cap) hold
+ * step numbers (S1..S7) below refer to it. In short: slots [0, cap) hold
  * tasks in place (function, parent, inline argument copy). Three indexes
  * split them:
  *
@@ -16,7 +16,9 @@
  * `split` up (S3). When the owner's private part is empty it takes back half
  * of the public part with a CAS that moves `split` down (S2'). A thief marks
  * a slot `taken` after copying it out, and the owner waits for that mark
- * before it writes over a stolen slot (S5, reset).
+ * before it writes over a stolen slot (S5, reset). Under a scheduler whose
+ * workers share through a queue of its own (mts, central), no thief reads
+ * the deque: the owner hands its oldest private slots to that queue (S7).
  */
 #ifndef HERD_SPLIT_DEQUE_H
 #define HERD_SPLIT_DEQUE_H
@@ -123,6 +125,28 @@ static inline int herd__sdq_wants_publish(herd__sdq *q) {
     /* ORDER: relaxed; a late view only delays publication, it never loses a task. */
     return atomic_load_explicit(&q->split_req, memory_order_relaxed) != 0;
 }
+
+/* S4a's request, by anyone but the owner: ask the owner to share (S3 or
+ * S7). Read first, so that askers do not keep the owner's line bouncing. */
+static inline void herd__sdq_ask(herd__sdq *q) {
+    /* ORDER: relaxed, see herd__sdq_wants_publish(). */
+    if (!atomic_load_explicit(&q->split_req, memory_order_relaxed))
+        atomic_store_explicit(&q->split_req, 1, memory_order_relaxed);
+}
+
+/* S7, owner only, for a deque no thief reads (a scheduler that shares
+ * through a queue of its own, mts): the oldest private slot, or NULL when
+ * the private part is empty or some of the deque is public. */
+static inline herd__slot *herd__sdq_oldest_private(herd__sdq *q) {
+    /* ORDER: relaxed; the owner's own word unless a thief moved tail. */
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+    if (q->head == q->split || herd__ts_tail(ts) != q->split)
+        return NULL;
+    return &q->slots[q->split];
+}
+/* S7: give up the slot herd__sdq_oldest_private returned (the caller has
+ * copied it out): it becomes gone, as if stolen. */
+void herd__sdq_drop_oldest(herd__sdq *q);
 
 /* S3, owner only: publish half of the private part (at least one slot).
  * Returns the number of slots published. */

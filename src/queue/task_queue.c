@@ -76,6 +76,23 @@ void *herd__tq_pop(herd__tq *q, int from_front) {
     return item;
 }
 
+void *herd__tq_pop_back_if(herd__tq *q, int (*ok)(const void *item, const void *ctx),
+                           const void *ctx) {
+    if (herd__tq_size(q) == 0)
+        return NULL;
+    void *item = NULL;
+    herd__spin_lock(&q->lock);
+    if (q->count) {
+        void *back = q->ring[(q->first + q->count - 1) & (q->cap - 1)];
+        if (ok(back, ctx)) {
+            item = back;
+            set_count(q, q->count - 1);
+        }
+    }
+    herd__spin_unlock(&q->lock);
+    return item;
+}
+
 uint32_t herd__tq_take_front(herd__tq *q, void **out, uint32_t max) {
     if (herd__tq_size(q) == 0 || max == 0)
         return 0;

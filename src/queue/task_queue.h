@@ -27,6 +27,10 @@ void herd__tq_fini(herd__tq *q);
 int herd__tq_push(herd__tq *q, void *item, int at_front);
 /* Remove the item at the front or the back; NULL when empty. */
 void *herd__tq_pop(herd__tq *q, int from_front);
+/* Remove the item at the back if ok(item, ctx) says so (called with the
+ * lock held: it must only read the item); NULL when empty or refused. */
+void *herd__tq_pop_back_if(herd__tq *q, int (*ok)(const void *item, const void *ctx),
+                           const void *ctx);
 /* Remove up to max items from the front, oldest first, into out.
  * Returns how many; 0 when empty. */
 uint32_t herd__tq_take_front(herd__tq *q, void **out, uint32_t max);

@@ -9,7 +9,22 @@
  * on its own shepherd's queue; the other workers of the shepherd, which
  * found the flag taken, spin in the idle loop until the stolen work
  * appears. Stealing is only between shepherds; within a shepherd the
- * workers share the queue, and take each other's resumed tasks. */
+ * workers share the queue, and take each other's resumed tasks.
+ *
+ * The shared queue is filled on demand (docs/design/scheduler-seam.md,
+ * "mts"). A spawn goes to the worker's own deque, on the inline path, and
+ * the worker's waits run its children from there as plain calls, newest
+ * first: the queue's LIFO order for the worker's own tasks, at ws's cost.
+ * A worker that finds the shared queue empty asks its shepherd-mates (their
+ * deques' split_req); a remote thief that finds a shepherd's queue empty
+ * asks that shepherd's workers. An asked worker, at its next spawn or wait,
+ * moves the older half of its queued tasks to its shepherd's queue (S7 in
+ * docs/design/split-deque.md): no thief ever touches a deque, and every
+ * task another worker runs has passed through a shepherd's queue, LIFO
+ * within the shepherd, the oldest first to other shepherds. Putting every
+ * spawn on the shared queue costs a lock, an allocation and most often a
+ * suspension of the parent per task, because a shepherd-mate takes the
+ * newest task as soon as it is queued: 30-55x ws on fib(27) on 2 workers. */
 #include "sched/victims.h"
 
 #include <stdio.h>
@@ -31,6 +46,8 @@ static int shep_distance(const herd__rt *rt, int a, int b) {
 }
 
 static void mts_fini(herd__rt *rt) {
+    for (int i = 0; i < rt->nworkers; i++)
+        rt->workers[i].shares_into = NULL;
     for (int s = 0; s < rt->nshepherds; s++) {
         HERD_ASSERT(herd__tq_size(&shep_of(rt, s)->q) == 0);
         herd__tq_fini(&shep_of(rt, s)->q);
@@ -52,6 +69,8 @@ static int mts_init(herd__rt *rt) {
         atomic_init(&sh->stealing, 0);
         sh->order = malloc((size_t)(n > 1 ? n - 1 : 1) * sizeof(int));
     }
+    for (int i = 0; i < rt->nworkers; i++)
+        rt->workers[i].shares_into = &shep_of(rt, rt->workers[i].shepherd)->q;
     for (int s = 0; s < n; s++) {
         int *order = shep_of(rt, s)->order, k = 0;
         if (!order) {
@@ -73,16 +92,25 @@ static int mts_init(herd__rt *rt) {
     return 0;
 }
 
-static int mts_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind, const void *arg,
-                    size_t size) {
-    if (herd__qtask_push(&shep_of(w->rt, w->shepherd)->q, fn, parent, kind, arg, size) != 0)
-        return HERD_ENOMEM;
-    herd__wake_one(w->rt); /* W3: a shepherd-mate takes it, or another shepherd steals it */
-    return 0;
+/* Ask every worker of shepherd s but `self` to share. */
+static void ask_shepherd(herd__rt *rt, int s, int self) {
+    herd__ask_share(rt, rt->shepherds[s].workers, rt->shepherds[s].nworkers, self);
+}
+
+static void mts_share(herd__worker *w) {
+    herd__share_into(w, &shep_of(w->rt, w->shepherd)->q);
 }
 
 static int mts_take(herd__worker *w, herd__work *out) {
-    return herd__qtask_pop(&shep_of(w->rt, w->shepherd)->q, 0, out);
+    if (herd__qtask_pop(&shep_of(w->rt, w->shepherd)->q, 0, out))
+        return 1;
+    ask_shepherd(w->rt, w->shepherd, w->id);
+    return 0;
+}
+
+/* The shared queue is LIFO: a waiting task's newest child is next for w. */
+static int mts_take_child(herd__worker *w, const void *join, herd__taskcopy *out) {
+    return herd__qtask_pop_child(&shep_of(w->rt, w->shepherd)->q, join, out);
 }
 
 /* How many tasks one steal moves for a shepherd of n workers. */
@@ -154,8 +182,10 @@ static int mts_steal(herd__worker *w, herd__work *out) {
     for (int k = 0; k < rt->nshepherds - 1 && !found; k++) {
         int v = sh->order[k];
         uint32_t size = herd__tq_size(&shep_of(rt, v)->q);
-        if (size == 0)
+        if (size == 0) {
+            ask_shepherd(rt, v, -1); /* its workers may hold tasks not shared yet */
             continue;
+        }
         HERD__COUNT(w, steal_attempts);
         uint32_t got = steal_chunk(w, v, chunk_for(&rt->set, home->nworkers, size), out);
         if (got == 0) {
@@ -201,11 +231,12 @@ static void mts_describe(const herd__rt *rt, int worker, char *buf, size_t len) 
 
 const herd__sched_ops herd__sched_mts = {
     .name = "mts",
-    .flags = HERD__SCHED_STEALS | HERD__SCHED_SHEPHERD_READY,
+    .flags = HERD__SCHED_DEQUE | HERD__SCHED_STEALS | HERD__SCHED_SHEPHERD_READY,
     .init = mts_init,
     .fini = mts_fini,
-    .push = mts_push,
+    .share = mts_share,
     .take = mts_take,
+    .take_child = mts_take_child,
     .steal = mts_steal,
     .has_work = mts_has_work,
     .describe_victims = mts_describe,

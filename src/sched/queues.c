@@ -1,15 +1,20 @@
 /* The shared-queue schedulers of paper 000: `fifo` ("Q"), `lifo` ("L") and
- * `central` ("CQ"). Tasks never go to a worker's own deque: herd_spawn's
- * inline path is closed (runtime.c) and every spawn lands here.
+ * `central` ("CQ").
  *
  *  fifo, lifo  one queue per shepherd (by default one shepherd per core,
  *              as in the paper; HERD_SHEPHERD changes the level). A new
  *              task goes to the next shepherd round robin; a worker takes
  *              from its own shepherd's queue only, oldest first (fifo) or
  *              newest first (lifo). No stealing: load balance comes from
- *              the round-robin placement alone.
- *  central     one LIFO queue for all workers. Tasks suspended and resumed
- *              on a busy worker may also be taken by any idle one.
+ *              the round-robin placement alone. Tasks never go to a
+ *              worker's own deque: herd_spawn's inline path is closed
+ *              (runtime.c) and every spawn lands in a queue.
+ *  central     one LIFO queue for all workers, filled on demand as mts's
+ *              shepherd queues are (mts.c): a spawn goes to the worker's
+ *              deque, and a worker that finds the queue empty asks every
+ *              other worker to share the older half of its queued tasks
+ *              into it. Tasks suspended and resumed on a busy worker may
+ *              also be taken by any idle one.
  *
  * A task queued for another shepherd may find that shepherd's workers
  * asleep, and only they may take it: such pushes wake every sleeper
@@ -44,6 +49,8 @@ static int queues_init(herd__rt *rt, int nqueues, int take_front) {
 
 static void queues_fini(herd__rt *rt) {
     queues *d = data_of(rt);
+    for (int i = 0; i < rt->nworkers; i++)
+        rt->workers[i].shares_into = NULL; /* central's */
     for (int i = 0; i < d->nqueues; i++) {
         /* herd_stop runs after every run finished: the queues are empty. */
         HERD_ASSERT(herd__tq_size(&d->q[i]) == 0);
@@ -66,6 +73,11 @@ static int push_at(herd__worker *w, int qi, herd_fn fn, void *parent, uint16_t k
 
 static int queues_take(herd__worker *w, herd__work *out) {
     return herd__qtask_pop(own_queue(w), data_of(w->rt)->take_front, out);
+}
+
+/* lifo, central: the back of the worker's queue is what it takes next. */
+static int lifo_take_child(herd__worker *w, const void *join, herd__taskcopy *out) {
+    return herd__qtask_pop_child(own_queue(w), join, out);
 }
 
 static int queues_has_work(herd__worker *w) {
@@ -127,6 +139,7 @@ const herd__sched_ops herd__sched_lifo = {
     .fini = queues_fini,
     .push = per_shepherd_push,
     .take = queues_take,
+    .take_child = lifo_take_child,
     .has_work = queues_has_work,
     .describe_victims = no_victims,
 };
@@ -134,15 +147,24 @@ const herd__sched_ops herd__sched_lifo = {
 /* ------------------------------------------------------------- central */
 
 static int central_init(herd__rt *rt) {
-    return queues_init(rt, 1, 0);
+    int rc = queues_init(rt, 1, 0);
+    for (int i = 0; rc == 0 && i < rt->nworkers; i++)
+        rt->workers[i].shares_into = &data_of(rt)->q[0];
+    return rc;
 }
 
-static int central_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind, const void *arg,
-                        size_t size) {
-    int rc = push_at(w, 0, fn, parent, kind, arg, size);
-    if (rc == 0)
-        herd__wake_one(w->rt); /* W3: any worker may take it */
-    return rc;
+/* Filled on demand, as mts's shepherd queues are (mts.c): a spawn goes to
+ * the worker's deque, and a worker that finds the queue empty asks the
+ * others to share. */
+static void central_share(herd__worker *w) {
+    herd__share_into(w, &data_of(w->rt)->q[0]);
+}
+
+static int central_take(herd__worker *w, herd__work *out) {
+    if (queues_take(w, out))
+        return 1;
+    herd__ask_share(w->rt, NULL, w->rt->nworkers, w->id);
+    return 0;
 }
 
 /* Resumed tasks waiting on another worker's ready queue. */
@@ -165,10 +187,12 @@ static void central_describe(const herd__rt *rt, int worker, char *buf, size_t l
 
 const herd__sched_ops herd__sched_central = {
     .name = "central",
+    .flags = HERD__SCHED_DEQUE,
     .init = central_init,
     .fini = queues_fini,
-    .push = central_push,
-    .take = queues_take,
+    .share = central_share,
+    .take = central_take,
+    .take_child = lifo_take_child,
     .steal = central_steal,
     .has_work = queues_has_work,
     .describe_victims = central_describe,

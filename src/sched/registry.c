@@ -66,13 +66,13 @@ const herd__sched_ops *herd__sched_find(const char *name, const herd__rt *rt) {
 }
 
 int herd__sched_check(const herd__sched_ops *s, const herd__settings *set) {
-    const unsigned deque_stealer = HERD__SCHED_DEQUE | HERD__SCHED_STEALS;
     char names[256];
-    if (set->spawn == HERD__SPAWN_WORK_FIRST && (s->flags & deque_stealer) != deque_stealer) {
-        herd__sched_names_joined(names, sizeof names, deque_stealer);
+    if (set->spawn == HERD__SPAWN_WORK_FIRST && !(s->flags & HERD__SCHED_WORK_FIRST)) {
+        herd__sched_names_joined(names, sizeof names, HERD__SCHED_WORK_FIRST);
         fprintf(stderr,
-                "herd: HERD_SPAWN=work-first: not with HERD_SCHED=%s, which queues new tasks "
-                "in shared queues; work-first needs a work-stealing scheduler: %s\n",
+                "herd: HERD_SPAWN=work-first: not with HERD_SCHED=%s, whose tasks go through "
+                "shared queues; work-first needs a scheduler that steals from every worker: "
+                "%s\n",
                 s->name, names);
         return HERD_EINVAL;
     }

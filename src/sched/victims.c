@@ -113,6 +113,36 @@ herd__steal_result herd__steal_from(herd__worker *w, int v, herd__work *out) {
     return r;
 }
 
+void herd__ask_share(herd__rt *rt, const int *ids, int n, int self) {
+    for (int k = 0; k < n; k++) {
+        int v = ids ? ids[k] : k;
+        if (v != self)
+            herd__sdq_ask(&rt->workers[v].hot.q);
+    }
+}
+
+void herd__share_into(herd__worker *w, herd__tq *to) {
+    herd__sdq *q = &w->hot.q;
+    /* ORDER: relaxed; cleared before the moves, as S3 does: a request
+     * raised after this is seen at a later spawn, never lost. */
+    atomic_store_explicit(&q->split_req, 0, memory_order_relaxed);
+    uint32_t n = (q->head - q->split + 1) / 2, moved = 0;
+    herd__slot *s;
+    while (moved < n && (s = herd__sdq_oldest_private(q))) {
+        /* Queued first, then dropped: another worker may run the task in
+         * between, but this worker does nothing else with its deque. Out
+         * of memory, the task stays on the deque, where its parent's wait
+         * runs it. */
+        if (herd__qtask_push(to, s->fn, s->parent, s->kind, herd__sdq_argp(q, s, s->size),
+                             s->size) != 0)
+            break;
+        herd__sdq_drop_oldest(q);
+        moved++;
+    }
+    if (moved)
+        herd__wake_one(w->rt); /* W3 */
+}
+
 int herd__steal_in_order(herd__worker *w, int random_in_class, herd__work *out) {
     return herd__steal_in_order_with(w, random_in_class, herd__steal_from, out);
 }

@@ -45,6 +45,15 @@ int herd__steal_ready(herd__worker *w, int v, herd__work *out);
  * split deque (as much as HERD_STEAL says). */
 herd__steal_result herd__steal_from(herd__worker *w, int v, herd__work *out);
 
+/* Shared queues filled on demand (mts, central; scheduler-seam.md): ask
+ * workers ids[0..n) but `self` (ids NULL: workers 0..n-1) to share. */
+void herd__ask_share(herd__rt *rt, const int *ids, int n, int self);
+/* The asked worker's answer (its scheduler's `share`): clear the request
+ * and move the older half of its queued tasks (at least one) to q, oldest
+ * first (S7), so that q's back is the newest of them; wake a sleeper (W3)
+ * if any moved. */
+void herd__share_into(herd__worker *w, herd__tq *q);
+
 /* "1 2 | 3 4 5": w's order with classes separated, cut to fit buf. */
 void herd__victims_describe(const herd__rt *rt, int worker, char *buf, size_t len);
 

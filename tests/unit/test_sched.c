@@ -5,8 +5,12 @@
  *    papers' rules) and a steal that takes the nearest victim's task; numa
  *    and numa-random by a NUMA distance matrix of three remote classes;
  *  - steal-half and chunk:N move that many tasks in one steal;
- *  - mts: one thief per shepherd (a held flag stops the others), a steal moves
- *    a chunk of one task per worker of the shepherd onto the shepherd's queue;
+ *  - mts: a shepherd-mate that finds the shared queue empty asks the others;
+ *    an asked worker shares the older half of its tasks; the shared queue is
+ *    LIFO; one thief per shepherd (a held flag stops the others), a steal
+ *    moves a chunk of one task per worker of the shepherd, oldest first,
+ *    onto the shepherd's queue; a thief that finds a shepherd's queue empty
+ *    asks its workers; central shares likewise into its one queue;
  *  - hier's first-level placement (paper 004): a herd_run root's children go
  *    round robin to the back of each worker's queue, inner tasks to the
  *    front of their creator's; owners take the front, thieves the back;
@@ -278,17 +282,36 @@ static void test_steal_amounts(void) {
 
 /* ------------------------------------------------------------------- mts */
 
+/* Queue n tasks (argument: their index) on w's deque, private. */
+static void queue_private(herd__worker *w, int n) {
+    for (int i = 0; i < n; i++)
+        CHECK_OK(herd__sdq_push(&w->hot.q, noop, NULL, HERD__KIND_TASK, &i, sizeof i));
+}
+
 static void test_mts(void) {
-    STEP("mts: one thief per shepherd, a chunk of one task per worker");
+    STEP("mts: asked shepherd-mates share the older half; the shared queue is LIFO");
     herd__rt *rt = build("mts", "pack:2 core:3 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     CHECK_EQ(rt->nshepherds, 2);
     CHECK_EQ(rt->shepherds[0].nworkers, 3);
     herd__worker *home = &rt->workers[0], *thief = &rt->workers[3], *mate = &rt->workers[4];
     CHECK_EQ(thief->shepherd, 1);
-    for (int i = 0; i < 10; i++)
-        CHECK_OK(rt->sched->push(home, noop, NULL, HERD__KIND_TASK, &i, sizeof i));
+    queue_private(home, 10);
     herd__work out;
+    /* Nothing shared yet: a shepherd-mate finds nothing and asks. */
+    CHECK(!rt->sched->take(&rt->workers[1], &out));
+    CHECK(herd__sdq_wants_publish(&home->hot.q));
+    CHECK(!herd__sdq_wants_publish(&rt->workers[1].hot.q)); /* not itself */
+    CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
+    /* The owner's answer: tasks 0..4 move, the request is cleared. */
+    rt->sched->share(home);
+    CHECK(!herd__sdq_wants_publish(&home->hot.q));
+    CHECK_EQ(herd__sdq_queued(&home->hot.q), 5);
+    CHECK_EQ(herd__sdq_public_size(&home->hot.q), 0); /* no thief ever reads a deque */
+    /* Within the shepherd, LIFO: the newest shared task first. */
+    CHECK(rt->sched->take(&rt->workers[1], &out) && arg_of(&out.task) == 4);
+
+    STEP("mts: one thief per shepherd, a chunk of one task per worker, oldest first");
     /* A shepherd-mate is stealing: the others wait, and take nothing. */
     herd__mts_hold_steal(rt, 1, 1);
     CHECK(!rt->sched->steal(thief, &out));
@@ -298,31 +321,54 @@ static void test_mts(void) {
     CHECK(out.victim == -1 && out.victim_shepherd == 0 && out.ntasks == 3);
     CHECK_EQ(arg_of(&out.task), 0); /* from the old end of the victim's queue */
     /* The other two went to shepherd 1's queue, for its other workers. */
-    CHECK(rt->sched->take(mate, &out) && (arg_of(&out.task) == 1 || arg_of(&out.task) == 2));
-    CHECK(rt->sched->take(&rt->workers[5], &out));
+    CHECK(rt->sched->take(mate, &out) && arg_of(&out.task) == 2);
+    CHECK(rt->sched->take(&rt->workers[5], &out) && arg_of(&out.task) == 1);
     CHECK(!rt->sched->take(mate, &out));
-    /* Within the victim shepherd, LIFO: the newest first. */
-    CHECK(rt->sched->take(&rt->workers[1], &out) && arg_of(&out.task) == 9);
-    while (rt->sched->take(home, &out))
-        ;
+    CHECK(rt->sched->take(&rt->workers[2], &out) && arg_of(&out.task) == 3);
+    /* Shepherd 0's queue is empty now: a remote thief asks its workers. */
+    CHECK(!rt->sched->steal(thief, &out));
+    CHECK(herd__sdq_wants_publish(&home->hot.q));
+    /* The owner keeps its newer half: 9 down to 5, then everything below
+     * is gone (S7 marked the shared slots as a thief would: S6 returns). */
+    herd__taskcopy t;
+    for (int want = 9; want >= 5; want--)
+        CHECK(herd__sdq_pop(&home->hot.q, 0, &t) == HERD__POP_OK && arg_of(&t) == want);
+    CHECK(herd__sdq_pop(&home->hot.q, 0, &t) == HERD__POP_STOLEN);
+    herd__sdq_reset(&home->hot.q, 0);
+    CHECK_EQ(herd__sdq_queued(&home->hot.q), 0);
     herd__rt_free(rt);
 
     STEP("mts, HERD_STEAL=chunk:5 and half");
     rt = build("mts", "pack:2 core:3 pu:1", 0, "chunk:5", NULL);
     CHECK(rt != NULL);
-    for (int i = 0; i < 12; i++)
-        CHECK_OK(rt->sched->push(&rt->workers[0], noop, NULL, HERD__KIND_TASK, &i, sizeof i));
+    queue_private(&rt->workers[0], 24);
+    rt->sched->share(&rt->workers[0]); /* 12 shared */
     CHECK(rt->sched->steal(&rt->workers[3], &out) && out.ntasks == 5);
     while (rt->sched->take(&rt->workers[0], &out) || rt->sched->take(&rt->workers[3], &out))
         ;
+    drain_all(&rt->workers[0]);
     herd__rt_free(rt);
     rt = build("mts", "pack:2 core:3 pu:1", 0, "half", NULL);
     CHECK(rt != NULL);
-    for (int i = 0; i < 12; i++)
-        CHECK_OK(rt->sched->push(&rt->workers[0], noop, NULL, HERD__KIND_TASK, &i, sizeof i));
+    queue_private(&rt->workers[0], 24);
+    rt->sched->share(&rt->workers[0]);
     CHECK(rt->sched->steal(&rt->workers[3], &out) && out.ntasks == 6);
     while (rt->sched->take(&rt->workers[0], &out) || rt->sched->take(&rt->workers[3], &out))
         ;
+    drain_all(&rt->workers[0]);
+    herd__rt_free(rt);
+
+    STEP("central: one LIFO queue, filled on demand by every other worker");
+    rt = build("central", "pack:2 core:2 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    queue_private(&rt->workers[2], 4);
+    CHECK(!rt->sched->take(&rt->workers[0], &out));
+    CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
+    CHECK(herd__sdq_wants_publish(&rt->workers[3].hot.q));
+    rt->sched->share(&rt->workers[2]);
+    CHECK(rt->sched->take(&rt->workers[3], &out) && arg_of(&out.task) == 1);
+    CHECK(rt->sched->take(&rt->workers[0], &out) && arg_of(&out.task) == 0);
+    drain_all(&rt->workers[2]);
     herd__rt_free(rt);
 }
 
