@@ -28,6 +28,10 @@ enum herd__task_kind {
     HERD__KIND_GROUP = HERD__KIND_TASK + 1, /* parent is a herd_group's join */
     HERD__KIND_ROOT,                        /* from herd_run(); parent is an external join */
     HERD__KIND_FORK, /* a fork's (herd__fork, F1..F5); parent is the worker that took it */
+    /* HERD_SPAWN=work-first: a parent's continuation, on its worker's deque
+     * while the child runs (K1..K4, core/task.c); parent is the suspended
+     * ULT, which whoever takes the slot resumes. */
+    HERD__KIND_CONT,
 };
 
 /* The waiter of a join on which a kernel thread sleeps (herd_run): it
@@ -72,6 +76,10 @@ typedef struct herd__ult {
      * one that ran nothing but the scheduler loop (every yield takes one)
      * never went deep, and its madvise would be a system call per yield. */
     int ran_task;
+    /* Owner only: suspensions other than a work-first spawn's (herd__block
+     * and herd__block_on count; herd__block_spawn does not). K3 compares it
+     * across a child's run. */
+    uint32_t nsuspend;
 } herd__ult;
 
 /* Ready ULTs guarded by a spinlock; any worker may take from it. Resumed
@@ -108,6 +116,11 @@ typedef struct herd__work {
     uint32_t ntasks;     /* steals: tasks moved, this one included */
     herd__taskcopy task;
 } herd__work;
+
+/* The suspended ULT a deque slot continues (HERD__KIND_CONT), else NULL. */
+static inline herd__ult *herd__cont_ult(const herd__taskcopy *t) {
+    return t->kind == HERD__KIND_CONT ? (herd__ult *)t->parent : NULL;
+}
 
 /* A task queued outside the split deques (queue schedulers, placement): the
  * header of a herd__taskcopy and only `size` argument bytes. */
@@ -440,6 +453,8 @@ void herd__ult_set_cur(herd__worker *w, herd__ult *u);
 void herd__readyq_push(herd__readyq *rq, herd__ult *u);
 void herd__readyq_push_front(herd__readyq *rq, herd__ult *u);
 void herd__resume_from_loop(herd__worker *w, herd__ult *u) __attribute__((noreturn));
+/* herd__block for a work-first spawn: the caller's nsuspend stays. */
+void herd__block_spawn(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg);
 void herd__worker_exit(herd__worker *w) __attribute__((noreturn));
 void herd__worker_free_cache(herd__worker *w);
 void herd__ult_pool_free(herd__rt *rt);

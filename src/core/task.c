@@ -361,10 +361,27 @@ static int place_task(herd__worker *w, herd__tq *q, int shepherd, herd_fn fn, vo
 /* ------------------------------------------------------------ work-first
  * HERD_SPAWN=work-first: the child runs at once, and the parent's
  * continuation waits where thieves look for work. A continuation cannot
- * leave the stack it runs on, so the parent suspends (its ULT goes to the
- * front of the worker's ready queue, which thieves take from the back) and
- * the child starts on a fresh stack. When the child returns, the worker's
- * loop takes the ready queue's front: the parent, unless a thief took it. */
+ * leave the stack it runs on, so the parent suspends and the child starts
+ * on a fresh stack. Protocol K1..K4:
+ *  K1 the parent counts the child (nspawned, as for any child) and
+ *     suspends (herd__block_spawn, which leaves its nsuspend alone);
+ *  K2 on the fresh stack, the worker pushes the continuation on its own
+ *     deque as a slot of kind CONT (S1: no atomic operation), publishing
+ *     it if a thief asks (S3), and runs the child. A thief that steals the
+ *     slot (S4), or this worker's loop if it pops it while the child is
+ *     suspended, resumes the parent (the continuation is stolen);
+ *  K3 the child done, the worker pops the slot back (S2/S2') if it is
+ *     still there and on top: same worker, the child's ULT never suspended
+ *     (nsuspend unchanged: otherwise the loop ran meanwhile and the slot at
+ *     that index may be another continuation), and no group task the child
+ *     queued above it. Then the parent went nowhere: it uncounts the child
+ *     (J0) and is resumed here at once, the child's stack going back to the
+ *     cache;
+ *  K4 otherwise the continuation went on elsewhere: the child reports back
+ *     through the join (J3), and the worker goes to its loop.
+ * Under tied mode, or on a thread's own stack (adopt mode), the parent may
+ * resume only where it suspended: its continuation goes to the front of
+ * the worker's home or ready queue instead, and the child reports back. */
 
 static void arm_child_first(herd__worker *w, herd__ult *parent, void *p) {
     /* The task record lives on the parent's stack, which may run again on
@@ -382,6 +399,55 @@ static void arm_child_first(herd__worker *w, herd__ult *parent, void *p) {
     herd__run_root(w, &t);
 }
 
+/* The child's run: herd__run_root without the report back (K3 decides). */
+static void run_child_first(herd__worker *w, herd__taskcopy *t) {
+    herd__frame fr;
+    w->cur->ran_task = 1;
+    herd__frame_open(&fr, &w->hot, t->fn, NULL);
+    w->hot.frame = &fr;
+    herd__trace_run(w, t->fn, t->kind);
+    t->fn(t->arg);
+    herd__frame_wait(&fr);
+    w = herd__self();
+    w->hot.frame = NULL;
+    HERD__COUNT(w, roots);
+    herd__trace_task_end(w, HERD__TRACE_FINISHED);
+}
+
+static void arm_child_first_deque(herd__worker *w, herd__ult *parent, void *p) {
+    herd__taskcopy t;
+    const herd__taskcopy *src = p;
+    memcpy(&t, src, offsetof(herd__taskcopy, arg) + src->size); /* before K2 publishes parent */
+    uint32_t cont = w->hot.q.head;
+    if (herd__sdq_push(&w->hot.q, NULL, parent, HERD__KIND_CONT, NULL, 0) != 0) {
+        arm_child_first(w, parent, &t); /* a full deque: by the ready queue */
+        return;
+    }
+    if (herd__sdq_wants_publish(&w->hot.q))
+        publish(w); /* K2 */
+    herd__worker *home = w;
+    herd__ult *me = w->cur;
+    uint32_t nsuspend = me->nsuspend;
+    run_child_first(w, &t);
+    w = herd__self();
+    if (w == home && me->nsuspend == nsuspend) {
+        herd__taskcopy c;
+        herd__pop_result r = herd__sdq_pop(&w->hot.q, cont, &c);
+        if (r == HERD__POP_OK && c.kind == HERD__KIND_CONT) { /* K3 */
+            HERD_ASSERT(c.parent == parent);
+            parent->frame->nspawned--;
+            herd__resume_from_loop(w, parent);
+        }
+        /* A group task the child queued lies on top: the loop runs it, and
+         * then takes the continuation (K4). */
+        if (r == HERD__POP_OK)
+            herd__sdq_unpop(&w->hot.q);
+        if (r == HERD__POP_STOLEN)
+            herd__sdq_reset(&w->hot.q, cont);
+    }
+    task_done(&t); /* K4 */
+}
+
 static int spawn_work_first(herd__worker *w, herd_fn fn, const void *arg, size_t size) {
     herd__frame *f = w->hot.frame;
     herd__taskcopy t;
@@ -391,9 +457,12 @@ static int spawn_work_first(herd__worker *w, herd_fn fn, const void *arg, size_t
     t.size = (uint16_t)size;
     if (size)
         memcpy(t.arg, arg, size);
-    f->nspawned++; /* the child reports back through the join (J3) */
+    f->nspawned++; /* K1: the child reports back through the join (J3) or K3 uncounts it */
     herd__count(&w->hot.spawned);
-    herd__block(arm_child_first, &t);
+    if (w->rt->tied || w->cur->stack->native)
+        herd__block(arm_child_first, &t);
+    else
+        herd__block_spawn(arm_child_first_deque, &t);
     return 0;
 }
 

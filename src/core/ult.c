@@ -321,16 +321,29 @@ void herd__resume_from_loop(herd__worker *w, herd__ult *u) {
     __builtin_unreachable();
 }
 
+static void block(int kind, const void *obj, void *ra,
+                  void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg, int counts);
+
 void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
-    herd__block_on(HERD__WAIT_NONE, NULL, NULL, arm, arg);
+    block(HERD__WAIT_NONE, NULL, NULL, arm, arg, 1);
+}
+
+void herd__block_spawn(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
+    block(HERD__WAIT_NONE, NULL, NULL, arm, arg, 0);
 }
 
 void herd__block_on(int kind, const void *obj, void *ra,
                     void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
+    block(kind, obj, ra, arm, arg, 1);
+}
+
+static void block(int kind, const void *obj, void *ra,
+                  void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg, int counts) {
     herd__worker *w = herd__self();
     herd__ult *me = w->cur;
     if (kind != HERD__WAIT_NONE) /* the watchdog's record (watchdog.h), before arm publishes me */
         herd__wait_record(w, me, kind, obj, ra);
+    me->nsuspend += (uint32_t)counts;
     herd__ult *next = herd__ult_get(w);
     if (!next)
         fatal_no_stack(w);

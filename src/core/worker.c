@@ -174,7 +174,7 @@ static int take_ready(herd__worker *w, herd__work *out) {
 static int take_own(herd__worker *w, herd__work *out) {
     herd__pop_result r = herd__sdq_pop(&w->hot.q, 0, &out->task);
     if (r == HERD__POP_OK) {
-        out->ult = NULL;
+        out->ult = herd__cont_ult(&out->task); /* K2: a continuation resumes */
         return 1;
     }
     if (r == HERD__POP_STOLEN)

@@ -104,7 +104,7 @@ herd__steal_result herd__steal_from(herd__worker *w, int v, herd__work *out) {
     else
         r = herd__sdq_steal(&victim->hot.q, &out->task);
     if (r == HERD__STEAL_OK) {
-        out->ult = NULL;
+        out->ult = herd__cont_ult(&out->task); /* K2: a stolen continuation resumes */
         if (herd__sdq_public_size(&victim->hot.q))
             herd__wake_one(rt); /* W4 */
     } else if (r == HERD__STEAL_RETRY) {
