@@ -57,6 +57,22 @@ int herd__tq_push(herd__tq *q, void *item, int at_front) {
     return 0;
 }
 
+int herd__tq_push_many(herd__tq *q, void *const *items, uint32_t n) {
+    herd__spin_lock(&q->lock);
+    while (q->count + n > q->cap) {
+        if (grow(q) != 0) {
+            herd__spin_unlock(&q->lock);
+            return HERD_ENOMEM;
+        }
+    }
+    uint32_t mask = q->cap - 1;
+    for (uint32_t i = 0; i < n; i++)
+        q->ring[(q->first + q->count + i) & mask] = items[i];
+    set_count(q, q->count + n);
+    herd__spin_unlock(&q->lock);
+    return 0;
+}
+
 void *herd__tq_pop(herd__tq *q, int from_front) {
     if (herd__tq_size(q) == 0)
         return NULL;

@@ -25,6 +25,9 @@ void herd__tq_init(herd__tq *q);
 void herd__tq_fini(herd__tq *q);
 /* Add item at the front or the back. Returns 0 or HERD_ENOMEM. */
 int herd__tq_push(herd__tq *q, void *item, int at_front);
+/* Add n items at the back, in order, under one acquisition of the lock.
+ * Returns 0, or HERD_ENOMEM with nothing added. */
+int herd__tq_push_many(herd__tq *q, void *const *items, uint32_t n);
 /* Remove the item at the front or the back; NULL when empty. */
 void *herd__tq_pop(herd__tq *q, int from_front);
 /* Remove the item at the back if ok(item, ctx) says so (called with the

@@ -121,25 +121,40 @@ void herd__ask_share(herd__rt *rt, const int *ids, int n, int self) {
     }
 }
 
+#define SHARE_BATCH 64 /* tasks moved by one share, at most */
+
 void herd__share_into(herd__worker *w, herd__tq *to) {
     herd__sdq *q = &w->hot.q;
     /* ORDER: relaxed; cleared before the moves, as S3 does: a request
      * raised after this is seen at a later spawn, never lost. */
     atomic_store_explicit(&q->split_req, 0, memory_order_relaxed);
-    uint32_t n = (q->head - q->split + 1) / 2, moved = 0;
-    herd__slot *s;
-    while (moved < n && (s = herd__sdq_oldest_private(q))) {
-        /* Queued first, then dropped: another worker may run the task in
-         * between, but this worker does nothing else with its deque. Out
-         * of memory, the task stays on the deque, where its parent's wait
-         * runs it. */
-        if (herd__qtask_push(to, s->fn, s->parent, s->kind, herd__sdq_argp(q, s, s->size),
-                             s->size) != 0)
+    herd__slot *oldest = herd__sdq_oldest_private(q);
+    if (!oldest)
+        return;
+    uint32_t n = (q->head - q->split + 1) / 2;
+    if (n > SHARE_BATCH)
+        n = SHARE_BATCH;
+    /* Copied and queued first, under one acquisition of the queue's lock
+     * (idle workers keep polling it: one per task slowed the busy sharer
+     * down), then dropped: another worker may run a task in between, but
+     * this worker does nothing else with its deque. Out of memory, the
+     * tasks stay on the deque, where their parents' waits run them. */
+    void *batch[SHARE_BATCH];
+    uint32_t k = 0;
+    for (; k < n; k++) {
+        herd__slot *s = &oldest[k];
+        batch[k] =
+            herd__qtask_new(s->fn, s->parent, s->kind, herd__sdq_argp(q, s, s->size), s->size);
+        if (!batch[k])
             break;
-        herd__sdq_drop_oldest(q);
-        moved++;
     }
-    if (moved)
+    if (k && herd__tq_push_many(to, batch, k) != 0) {
+        while (k)
+            free(batch[--k]);
+    }
+    for (uint32_t i = 0; i < k; i++)
+        herd__sdq_drop_oldest(q);
+    if (k)
         herd__wake_one(w->rt); /* W3 */
 }
 

@@ -358,6 +358,19 @@ static void test_mts(void) {
     drain_all(&rt->workers[0]);
     herd__rt_free(rt);
 
+    STEP("mts: one share moves at most 64 tasks, oldest first, in one batch");
+    rt = build("mts", "pack:1 core:2 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    queue_private(&rt->workers[0], 300);
+    for (int round = 0; round < 3; round++) /* 64 at a time: the ring grows past 64 and 128 */
+        rt->sched->share(&rt->workers[0]);
+    CHECK_EQ(herd__sdq_queued(&rt->workers[0].hot.q), 300 - 3 * 64);
+    for (int want = 3 * 64 - 1; want >= 0; want--)
+        CHECK(rt->sched->take(&rt->workers[1], &out) && arg_of(&out.task) == want);
+    CHECK(!rt->sched->take(&rt->workers[1], &out));
+    CHECK_EQ(drain_all(&rt->workers[0]), 300 - 3 * 64);
+    herd__rt_free(rt);
+
     STEP("central: one LIFO queue, filled on demand by every other worker");
     rt = build("central", "pack:2 core:2 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
