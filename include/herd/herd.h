@@ -119,7 +119,9 @@ HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size);
 /** Queue fn(copy of arg) as a child of the calling task; copies arg_size
  *  bytes. Context: inside a herd task. Never blocks.
  *  Returns 0, HERD_ENOTASK, HERD_EINVAL (fn NULL or arg_size > HERD_ARG_MAX),
- *  HERD_ENOMEM (the worker's task queue is full: 2^20 queued children; or,
+ *  HERD_ENOMEM (the worker's task queue is full: 2^20 slots, of which the
+ *  slots of the caller's children that thieves took are used again once
+ *  they add up to a sixteenth; or,
  *  at the worker's first task with more than 40 bytes of arguments, the
  *  256 MiB of address space for such arguments could not be reserved: said
  *  on stderr). */

@@ -130,6 +130,9 @@ herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void
  * queued). The caller wakes whoever may take it (W3). */
 int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const void *arg,
                      size_t size);
+/* The same at q's front (at_front) or back. */
+int herd__qtask_push_at(herd__tq *q, int at_front, herd_fn fn, void *parent, uint16_t kind,
+                        const void *arg, size_t size);
 /* Move a queued task into out->task and free it. */
 void herd__qtask_take(herd__qtask *t, herd__work *out);
 /* Take the task at q's front or back into *out: 1, or 0 when q is empty. */

@@ -228,10 +228,15 @@ int herd__qtask_pop(herd__tq *q, int from_front, herd__work *out) {
 
 int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const void *arg,
                      size_t size) {
+    return herd__qtask_push_at(q, 0, fn, parent, kind, arg, size);
+}
+
+int herd__qtask_push_at(herd__tq *q, int at_front, herd_fn fn, void *parent, uint16_t kind,
+                        const void *arg, size_t size) {
     herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
     if (!t)
         return HERD_ENOMEM;
-    if (herd__tq_push(q, t, 0) != 0) {
+    if (herd__tq_push(q, t, at_front) != 0) {
         free(t);
         return HERD_ENOMEM;
     }
@@ -260,13 +265,30 @@ int herd__qtask_pop_child(herd__tq *q, const void *join, herd__taskcopy *out) {
     return 1;
 }
 
+/* A full deque may hold many slots that thieves emptied: the deque's
+ * indices only go down when the frames above them end. Rather than refuse
+ * the spawn, move the queued tasks of the innermost frame down over the
+ * gone ones (S8), when that frees at least this fraction of the deque (a
+ * move costs one copy of every queued slot: never one per spawn). */
+#define COMPACT_MIN_FRACTION 16
+
+static int push_on_deque(herd__worker *w, herd_fn fn, void *parent, uint16_t kind, const void *arg,
+                         size_t size) {
+    herd__sdq *q = &w->hot.q;
+    int rc = herd__sdq_push(q, fn, parent, kind, arg, size);
+    if (__builtin_expect(rc != 0, 0) && q->head == q->cap && w->hot.frame &&
+        herd__sdq_compact(q, w->hot.frame->base, q->cap / COMPACT_MIN_FRACTION) != 0)
+        rc = herd__sdq_push(q, fn, parent, kind, arg, size);
+    return rc;
+}
+
 /* Queue a new task where the scheduler wants it: the worker's own deque
  * (deque schedulers) or the scheduler's queues. */
 static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
                             const void *arg, size_t size) {
     const herd__sched_ops *sched = w->rt->sched;
     int rc = sched->push ? sched->push(w, fn, parent, kind, arg, size)
-                         : herd__sdq_push(&w->hot.q, fn, parent, kind, arg, size);
+                         : push_on_deque(w, fn, parent, kind, arg, size);
     if (__builtin_expect(rc != 0, 0))
         return rc;
     herd__count(&w->hot.spawned);

@@ -112,21 +112,25 @@ herd__pop_result herd__sdq_pop_slow(herd__sdq *q, uint32_t base, herd__taskcopy 
     return HERD__POP_OK;
 }
 
-void herd__sdq_reset(herd__sdq *q, uint32_t new_head) {
-    /* S6: every slot below head is gone (tail == split == head). Thieves that
-     * won slots in [new_head, head) may still be copying them: wait for their
-     * `taken` marks before the owner can write over those slots. */
-    for (uint32_t i = new_head; i < q->head; i++) {
+/* S6's wait for the thieves of [from, to), and the marks cleared (I4). */
+static void wait_thieves(herd__sdq *q, uint32_t from, uint32_t to) {
+    for (uint32_t i = from; i < to; i++) {
         /* ORDER: acquire; pairs with the release store of `taken` in
          * herd__sdq_steal(): the thief's reads of the slot happen before our
          * later writes to it. */
         while (!atomic_load_explicit(&q->slots[i].taken, memory_order_acquire))
             herd__cpu_relax();
-        /* I4: the slot is ours again; clear the mark so pushes need not.
-         * ORDER: relaxed; the next thief of this slot acquires it only after
+        /* ORDER: relaxed; the next thief of this slot acquires it only after
          * a later release publish. */
         atomic_store_explicit(&q->slots[i].taken, 0, memory_order_relaxed);
     }
+}
+
+void herd__sdq_reset(herd__sdq *q, uint32_t new_head) {
+    /* S6: every slot below head is gone (tail == split == head). Thieves that
+     * won slots in [new_head, head) may still be copying them: wait for their
+     * `taken` marks before the owner can write over those slots. */
+    wait_thieves(q, new_head, q->head); /* I4: the slots are ours again, their marks cleared */
     q->head = new_head;
     q->split = new_head;
     /* ORDER: relaxed; tail == split now, so no thief CAS can succeed until
@@ -145,6 +149,43 @@ void herd__sdq_drop_oldest(herd__sdq *q) {
     atomic_store_explicit(&q->slots[s].taken, 1, memory_order_relaxed);
     q->split = s + 1;
     atomic_store_explicit(&q->ts, herd__ts_make(s + 1, s + 1), memory_order_relaxed);
+}
+
+uint32_t herd__sdq_compact(herd__sdq *q, uint32_t base, uint32_t min_gain) {
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+    uint32_t tail;
+    for (;;) {
+        tail = herd__ts_tail(ts);
+        /* Thieves take from tail up: once past base, everything below base
+         * (the outer frames' tasks) is gone too, and [base, tail) is free. */
+        if (tail < base || tail - base < min_gain)
+            return 0;
+        if (herd__ts_split(ts) == tail)
+            break; /* no public part */
+        /* S8a: take the whole public part back (split down to tail), as S2'
+         * takes half. ORDER: acq_rel, as S2': a success linearises against
+         * the thieves' CAS, so no slot at or above tail is taken after it. */
+        if (atomic_compare_exchange_weak_explicit(&q->ts, &ts, herd__ts_make(tail, tail),
+                                                  memory_order_acq_rel, memory_order_relaxed))
+            break;
+    }
+    /* S8b: [base, tail) is gone; wait for its thieves, then move the n queued
+     * tasks, all private now, down to base (forward: the copy never
+     * overtakes its source). Their marks are 0 (I4), and so stay. */
+    wait_thieves(q, base, tail);
+    uint32_t n = q->head - tail;
+    memmove(&q->slots[base], &q->slots[tail], (size_t)n * sizeof(herd__slot));
+    for (uint32_t i = 0; i < n && q->big; i++) {
+        uint16_t size = q->slots[base + i].size;
+        if (size > HERD__SLOT_INLINE_ARG)
+            memmove(q->big + (size_t)(base + i) * HERD_ARG_MAX,
+                    q->big + (size_t)(tail + i) * HERD_ARG_MAX, size);
+    }
+    q->head = base + n;
+    q->split = base;
+    /* ORDER: relaxed, as S6's store: tail == split before and after. */
+    atomic_store_explicit(&q->ts, herd__ts_make(base, base), memory_order_relaxed);
+    return tail - base;
 }
 
 herd__steal_result herd__sdq_steal(herd__sdq *q, herd__taskcopy *out) {

@@ -1,7 +1,7 @@
 /* Split deque of task slots: the per-worker queue behind herd_spawn/herd_wait.
  *
  * The protocol and its proof sketch are in docs/design/split-deque.md; the
- * step numbers (S1..S7) below refer to it. In short: slots [0, cap) hold
+ * step numbers (S1..S8) below refer to it. In short: slots [0, cap) hold
  * tasks in place (function, parent, inline argument copy). Three indexes
  * split them:
  *
@@ -16,9 +16,11 @@
  * `split` up (S3). When the owner's private part is empty it takes back half
  * of the public part with a CAS that moves `split` down (S2'). A thief marks
  * a slot `taken` after copying it out, and the owner waits for that mark
- * before it writes over a stolen slot (S5, reset). Under a scheduler whose
- * workers share through a queue of its own (mts, central), no thief reads
- * the deque: the owner hands its oldest private slots to that queue (S7).
+ * before it writes over a stolen slot (S5, reset). A push that finds the
+ * deque full moves the queued tasks down over the stolen ones (S8). Under a
+ * scheduler whose workers share through a queue of its own (mts, central),
+ * no thief reads the deque: the owner hands its oldest private slots to
+ * that queue (S7).
  */
 #ifndef HERD_SPLIT_DEQUE_H
 #define HERD_SPLIT_DEQUE_H
@@ -189,6 +191,14 @@ static inline void herd__sdq_unpop(herd__sdq *q) {
  * all): wait until the thieves of the slots in [new_head, head) have copied
  * them out, then make the deque empty at new_head. */
 void herd__sdq_reset(herd__sdq *q, uint32_t new_head);
+
+/* S8, owner only, when the deque is full (head == cap): if at least
+ * min_gain slots in [base, tail) are gone (stolen, so the tasks of the
+ * frame whose children start at base that thieves took), take the public
+ * part back, wait out the thieves of the gone slots (S5), and move the
+ * queued tasks down to base, in order. Returns the slots freed, 0 when
+ * fewer than min_gain were gone (nothing changed). */
+uint32_t herd__sdq_compact(herd__sdq *q, uint32_t base, uint32_t min_gain);
 
 /* S4, any thread but the owner: take the oldest public task. */
 herd__steal_result herd__sdq_steal(herd__sdq *q, herd__taskcopy *out);

@@ -66,9 +66,21 @@ static herd__tq *own_queue(herd__worker *w) {
     return &d->q[d->nqueues == 1 ? 0 : w->shepherd];
 }
 
+/* fifo's bounded breadth: a queue that holds this many tasks takes new
+ * ones at its front, where its workers take next. Breadth-first order made
+ * every task started wait for children queued behind all the others, each
+ * waiting parent holding a stack: the 10^7-task random tree (stress_dag, 2
+ * workers) peaked at 717 MB. Past the bound the queue goes depth-first,
+ * and the frontier stops growing. Nothing runs out of turn: a task still
+ * starts only when a worker takes it. */
+#define FIFO_BREADTH 1024u
+
 static int push_at(herd__worker *w, int qi, herd_fn fn, void *parent, uint16_t kind,
                    const void *arg, size_t size) {
-    return herd__qtask_push(&data_of(w->rt)->q[qi], fn, parent, kind, arg, size);
+    queues *d = data_of(w->rt);
+    herd__tq *q = &d->q[qi];
+    int at_front = d->take_front && herd__tq_size(q) >= FIFO_BREADTH;
+    return herd__qtask_push_at(q, at_front, fn, parent, kind, arg, size);
 }
 
 static int queues_take(herd__worker *w, herd__work *out) {

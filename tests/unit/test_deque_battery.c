@@ -119,16 +119,20 @@ static void sdq_marker_fn(void *arg) {
     (void)arg;
 }
 
-static int sdq_init(void **q) {
+static int sdq_init_cap(void **q, uint32_t cap) {
     herd__sdq *d = aligned_alloc(64, sizeof *d);
     if (!d)
         return HERD_ENOMEM;
-    if (herd__sdq_init(d, SDQ_CAP) != 0) {
+    if (herd__sdq_init(d, cap) != 0) {
         free(d);
         return HERD_ENOMEM;
     }
     *q = d;
     return 0;
+}
+
+static int sdq_init(void **q) {
+    return sdq_init_cap(q, SDQ_CAP);
 }
 
 static void sdq_fini(void *q) {
@@ -191,7 +195,43 @@ static const deque_ops split_deque_ops = {
     .grew = NULL,
 };
 
-static const deque_ops *const all_kinds[] = {&chase_lev_ops, &split_deque_ops};
+/* --- Split deque of 128 slots, compacted when full (S8): the owner's pushes
+ * reach the end of the slots at once, and move the queued values down over
+ * the ones thieves took, under the thieves' steals. */
+
+#define SDQ_SMALL_CAP 128u
+static _Atomic uint64_t sdq_compactions;
+
+static int sdq_small_init(void **q) {
+    return sdq_init_cap(q, SDQ_SMALL_CAP);
+}
+
+static int sdq_small_push(void *q, uint64_t v) {
+    if (herd__sdq_push(q, sdq_marker_fn, NULL, 0, &v, sizeof v) != 0) {
+        if (herd__sdq_compact(q, 0, 1) == 0)
+            return -1; /* nothing taken: really full */
+        atomic_fetch_add_explicit(&sdq_compactions, 1, memory_order_relaxed);
+        if (herd__sdq_push(q, sdq_marker_fn, NULL, 0, &v, sizeof v) != 0)
+            return -1;
+    }
+    if (herd__sdq_wants_publish(q))
+        herd__sdq_publish(q);
+    return 0;
+}
+
+static const deque_ops split_deque_small_ops = {
+    .name = "split_deque_128",
+    .init = sdq_small_init,
+    .fini = sdq_fini,
+    .push = sdq_small_push,
+    .pop = sdq_pop,
+    .steal = sdq_steal,
+    .publish_all = sdq_publish_all,
+    .grew = NULL,
+};
+
+static const deque_ops *const all_kinds[] = {&chase_lev_ops, &split_deque_ops,
+                                             &split_deque_small_ops};
 #define NKINDS (sizeof all_kinds / sizeof all_kinds[0])
 
 /* ------------------------------------------------------------ helpers */
@@ -577,7 +617,45 @@ static void mix(const deque_ops *ops, const mix_params *p) {
         CHECK(r.grew == 1, "%s/%s: did not grow", ops->name, p->name);
 }
 
+/* S8 alone: a full deque whose oldest tasks thieves took; the rest move
+ * down, in order, big arguments with them; a frame's base bounds it. */
+static void test_compact(void) {
+    enum { BIG = 64 };
+    herd__sdq q;
+    herd__taskcopy t;
+    unsigned char arg[BIG];
+    CHECK(herd__sdq_init(&q, SDQ_SMALL_CAP) == 0, "init");
+    for (uint32_t i = 0; i < SDQ_SMALL_CAP; i++) {
+        memset(arg, (int)(i & 0xff), sizeof arg);
+        CHECK(herd__sdq_push(&q, sdq_marker_fn, NULL, 0, arg, (i & 1) ? BIG : 8) == 0, "push");
+    }
+    CHECK(herd__sdq_push(&q, sdq_marker_fn, NULL, 0, arg, 8) != 0, "push into a full deque");
+    while (herd__sdq_publish(&q) != 0)
+        ;
+    for (int i = 0; i < 40; i++)
+        CHECK(herd__sdq_steal(&q, &t) == HERD__STEAL_OK && t.arg[0] == i, "steal %d", i);
+    CHECK(herd__sdq_compact(&q, 0, 41) == 0, "compact below min_gain");
+    CHECK(herd__sdq_compact(&q, 41, 1) == 0, "compact with tail below base");
+    CHECK(herd__sdq_compact(&q, 0, 40) == 40, "compact");
+    CHECK(herd__sdq_queued(&q) == SDQ_SMALL_CAP - 40, "queued %u", herd__sdq_queued(&q));
+    CHECK(herd__sdq_public_size(&q) == 0, "public part taken back");
+    for (uint32_t i = 0; i < 40; i++)
+        CHECK(herd__sdq_push(&q, sdq_marker_fn, NULL, 0, arg, 8) == 0, "push after compact");
+    CHECK(herd__sdq_push(&q, sdq_marker_fn, NULL, 0, arg, 8) != 0, "full again");
+    for (uint32_t i = 0; i < 40; i++)
+        CHECK(herd__sdq_pop(&q, 0, &t) == HERD__POP_OK, "pop a new one");
+    for (uint32_t i = SDQ_SMALL_CAP; i-- > 40;) {
+        CHECK(herd__sdq_pop(&q, 0, &t) == HERD__POP_OK, "pop %u", i);
+        size_t size = (i & 1) ? BIG : 8;
+        memset(arg, (int)(i & 0xff), sizeof arg);
+        CHECK(t.size == size && memcmp(t.arg, arg, size) == 0, "task %u moved whole", i);
+    }
+    CHECK(herd__sdq_pop(&q, 0, &t) == HERD__POP_NONE, "empty");
+    herd__sdq_fini(&q);
+}
+
 int main(void) {
+    test_compact();
     for (size_t k = 0; k < NKINDS; k++) {
         const deque_ops *ops = all_kinds[k];
         printf("%s\n", ops->name);
@@ -651,6 +729,9 @@ int main(void) {
                                    .deadline_s = 20,
                                    .seed = 6});
     }
+    /* The 128-slot deque's pushes filled it many times over: each time the
+     * queued values moved down over the stolen ones (S8). */
+    CHECK(atomic_load(&sdq_compactions) > 0, "split_deque_128: never compacted");
     if (failures) {
         fprintf(stderr, "deque battery: %d failure(s)\n", failures);
         return 1;
