@@ -172,6 +172,9 @@ def print_tables(rows: list[Row], scheds: list[Sched], doc: dict[str, Any],
           + ("; - = not run (--summary: every worker count for the first scheduler only)"
              if doc.get("summary") else "") + "\n")
     print(report.sched_table(rows, scheds, None))
+    print("\nscheduler targets (issue 15): median over ws's per kernel configuration; bound "
+          "1.1x, 3x for central, fifo and lifo on kernels without a cut-off (fib, UTS)\n")
+    print(report.sched_targets(rows, scheds, None))
     print(f"\nsteal counters on this machine, {max(workers)} workers: medians over runs of the "
           f"sums over workers; remote = victim in another shepherd; "
           f"per steal = stolen tasks / steals; \u2014 = not reported by this build\n")
@@ -183,6 +186,8 @@ def print_tables(rows: list[Row], scheds: list[Sched], doc: dict[str, Any],
               f"and never pinned, so times say little about the modelled machine; the "
               f"counters show how each scheduler crosses its shepherds\n")
         print(report.sched_table(rows, scheds, topo))
+        print()
+        print(report.sched_targets(rows, scheds, topo))
         print()
         print(report.counter_table(rows, scheds, topo, topo_w))
 

@@ -163,6 +163,66 @@ def sched_table(rows: list[Row], scheds: list[Sched], topology: Optional[str] = 
     return render(table)
 
 
+# ------------------------------------------------------ scheduler targets
+
+# Issue 15's bounds on a scheduler's median over ws's, per kernel
+# configuration: the paper's queue baselines may be 3x slower where tasks
+# are fine-grained (no cut-off: fib, UTS), every other variant 1.1x, and all
+# of them 1.1x on a kernel with a cut-off (sort's 32K leaves).
+QUEUE_BASELINES = ("central", "fifo", "lifo")
+CUTOFF_KERNELS = ("sort",)
+
+
+def sched_bound(s: Sched, kernel: str) -> float:
+    if s.base in QUEUE_BASELINES and kernel not in CUTOFF_KERNELS:
+        return 3.0
+    return 1.1
+
+
+def sched_targets(rows: list[Row], scheds: list[Sched], topology: Optional[str] = None) -> str:
+    """Per scheduler variant: its median over plain ws's on each kernel
+    configuration both ran (this machine, or one topology), against its
+    bound; the worst ratio, and met only when every configuration is within
+    its bound. Nothing when ws is not among the variants."""
+    ws = next((s for s in scheds if s.env == (("HERD_SCHED", "ws"),)), None)
+    if ws is None:
+        return "(no plain ws column: no ratios)"
+    keys, cells = _grid(rows, topology)
+    kernel_of = {r.config.variant: r.config.kernel for r in rows}
+    header = ("sched", "bound", "worst", "within", "verdict", "worst at")
+    table: list[tuple[str, ...]] = [header]
+    for s in scheds:
+        if s is ws:
+            continue
+        worst: Optional[tuple[float, str]] = None
+        within = total = 0
+        failed = False
+        bounds = set()
+        for problem, variant, w in keys:
+            mine, base = cells.get((variant, w, s.name)), cells.get((variant, w, ws.name))
+            if mine is None or base is None or not mine.runs or not base.runs:
+                continue
+            total += 1
+            if mine.failed or base.failed:
+                failed = True
+                continue
+            ratio = _ratio(mine.median, base.median)
+            if ratio is None:
+                continue
+            bound = sched_bound(s, kernel_of.get(variant, ""))
+            bounds.add(bound)
+            within += ratio <= bound
+            if worst is None or ratio > worst[0]:
+                worst = (ratio, f"{problem} w={w}")
+        if total == 0:
+            continue
+        verdict = ("FAILED" if failed else "met" if within == total else "missed")
+        table.append((s.name, "/".join(f"{b:g}x" for b in sorted(bounds, reverse=True)) or "-",
+                      "-" if worst is None else f"{worst[0]:.2f}x", f"{within}/{total}", verdict,
+                      "-" if worst is None else worst[1]))
+    return render(table, last_left=True)
+
+
 # ------------------------------------------------------------- counters
 
 COUNTER_HEAD = {"steals": "steals", "steals_local": "local", "steals_remote": "remote",

@@ -208,6 +208,18 @@ def test_sched_table_columns(tmp_path: Path) -> None:
     assert cells(topo, "sort 1K", "8")[-1] == "FAILED"
 
 
+def test_sched_targets_ratio_bound_and_verdict(tmp_path: Path) -> None:
+    rows, scheds = fake_rows()
+    t = report.sched_targets(rows, scheds, None)
+    # fifo is 1.25x ws on sort at 1 and 2 workers: a cut-off kernel, bound 1.1x
+    assert cells(t, "fifo") == ["fifo", "1.1x", "1.25x", "0/2", "missed", "sort", "1K", "w=1"]
+    assert cells(t, "bogus")[4] == "FAILED"
+    assert "ws " not in t.splitlines()[2]  # the baseline has no line of its own
+    assert report.sched_bound(scheds[1], "fib") == 3.0  # fifo without a cut-off
+    assert report.sched_bound(expand_scheds(["mts"], [], [])[0], "fib") == 1.1
+    assert report.sched_targets(rows, scheds[1:], None).startswith("(no plain ws")
+
+
 def test_counter_table_dash_for_unreported(tmp_path: Path) -> None:
     rows, scheds = fake_rows()
     t = report.counter_table(rows, scheds, None, 2)
