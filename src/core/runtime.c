@@ -192,15 +192,12 @@ void herd__rt_free(herd__rt *rt) {
         rt->reg = NULL;
     }
     herd__trace_free(rt);
-    if (rt->sched_ready)
-        rt->sched->fini(rt);
+    herd__sched_stop(rt);
     herd__ult_pool_free(rt);
     if (rt->workers) {
         for (int i = 0; i < rt->nworkers; i++) {
             herd__sdq_fini(&rt->workers[i].hot.q);
             herd__tq_fini(&rt->workers[i].mine);
-            free(rt->workers[i].order); /* victim orders (src/sched/victims.h) */
-            free(rt->workers[i].class_end);
         }
         free(rt->workers);
     }
@@ -420,12 +417,11 @@ static int rt_finish(herd__rt *rt) {
     rc = build_shepherds(rt);
     if (rc)
         return rc;
-    if (rt->sched->init(rt) != 0) {
+    if (herd__sched_start(rt) != 0) {
         char what[64];
         snprintf(what, sizeof what, "scheduler %s's per-worker state", rt->sched->name);
         return start_no_memory(what, 0);
     }
-    rt->sched_ready = 1;
     rc = herd__trace_open(rt);
     return rc == HERD_ENOMEM ? start_no_memory("the trace buffers (HERD_TRACE)", 0) : rc;
 }

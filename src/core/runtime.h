@@ -245,14 +245,10 @@ typedef struct herd__worker {
     struct herd__rt *rt;
     int pu;
     int shepherd; /* index into rt->shepherds */
-    /* Victim order, filled by the scheduler's init (NULL for random and
-     * queue schedulers): order[0..norder), grouped in classes of equal
-     * distance; class_end[c] is one past the last index of class c. */
-    int *order;
-    int norder;
-    int *class_end;
-    int nclasses;
-    unsigned rr;           /* round-robin placement cursor (fifo, lifo, hier) */
+    /* The scheduler's own record for this worker (victim order, placement
+     * cursor: herd__sched_worker, sched/victims.h), which sched/registry.c
+     * allocates before the scheduler's init and frees after its fini. */
+    void *sched_self;
     _Atomic int searching; /* 1 while it looks at shared work (S1, core/worker.c) */
     /* The frame of the herd_run root running on this worker, while it is
      * the innermost frame and the scheduler places first-level tasks
@@ -336,6 +332,11 @@ typedef struct herd__sched_ops {
 /* The scheduler called name, or NULL. "auto" is resolved with the topology
  * and the placement of rt (src/sched/registry.c). */
 const herd__sched_ops *herd__sched_find(const char *name, const struct herd__rt *rt);
+/* Give every worker the scheduler's per-worker record, then run its init;
+ * 0 or HERD_ENOMEM (nothing left allocated). herd__sched_stop runs its fini
+ * (if init succeeded) and frees the records; harmless when never started. */
+int herd__sched_start(struct herd__rt *rt);
+void herd__sched_stop(struct herd__rt *rt);
 /* Check the HERD_SPAWN / HERD_STEAL settings against the scheduler; prints
  * the problem and returns HERD_EINVAL when they do not fit together. */
 int herd__sched_check(const herd__sched_ops *s, const herd__settings *set);
@@ -363,8 +364,9 @@ typedef struct herd__rt {
     herd__ult *pool;
     _Atomic int npool;
     const herd__sched_ops *sched;
-    void *sched_data; /* the scheduler's own state */
-    int sched_ready;  /* init succeeded: herd__rt_free runs fini */
+    void *sched_data;    /* the scheduler's own state */
+    void *sched_workers; /* its per-worker records (workers[i].sched_self point in) */
+    int sched_ready;     /* init succeeded: herd__rt_free runs fini */
     herd__level shepherd_level;
     int nshepherds;
     herd__shepherd *shepherds;

@@ -33,7 +33,7 @@ static int hier_place_first_level(herd__worker *w, herd_fn fn, void *parent, con
                                   size_t size) {
     herd__rt *rt = w->rt;
     /* Round robin from the spawning worker on: the first child stays. */
-    int target = (int)((unsigned)(w->id + (int)w->rr++) % (unsigned)rt->nworkers);
+    int target = (int)((unsigned)(w->id + (int)herd__sw(w)->rr++) % (unsigned)rt->nworkers);
     if (herd__qtask_push(&back_of(rt)[target], fn, parent, HERD__KIND_TASK, arg, size) != 0)
         return HERD_ENOMEM;
     herd__wake_one(rt); /* W3: the target, or any thief, may take it */

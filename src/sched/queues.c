@@ -112,8 +112,8 @@ static int per_shepherd_push(herd__worker *w, herd_fn fn, void *parent, uint16_t
      * pushes under its value; herd__serve_all restores it only after the
      * region's tasks ended. */
     int serving = atomic_load_explicit(&rt->serving, memory_order_relaxed);
-    int s = serving < rt->nworkers ? rt->workers[w->rr++ % (unsigned)serving].shepherd
-                                   : (int)(w->rr++ % (unsigned)rt->nshepherds);
+    int s = serving < rt->nworkers ? rt->workers[herd__sw(w)->rr++ % (unsigned)serving].shepherd
+                                   : (int)(herd__sw(w)->rr++ % (unsigned)rt->nshepherds);
     int rc = push_at(w, s, fn, parent, kind, arg, size);
     if (rc == 0)
         herd__wake_for_shepherd(rt, s); /* W3 */

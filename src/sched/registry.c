@@ -1,7 +1,8 @@
 /* The scheduler table: every scheduler exports one herd__sched_ops. */
-#include "core/runtime.h"
+#include "sched/victims.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const herd__sched_ops herd__sched_ws, herd__sched_ws_nearest, herd__sched_numa,
@@ -63,6 +64,43 @@ const herd__sched_ops *herd__sched_find(const char *name, const herd__rt *rt) {
         if (strcmp(schedulers[i]->name, name) == 0)
             return schedulers[i];
     return NULL;
+}
+
+static void free_records(herd__rt *rt) {
+    herd__sched_worker *sw = rt->sched_workers;
+    if (!sw)
+        return;
+    for (int i = 0; i < rt->nworkers; i++) {
+        free(sw[i].order);
+        free(sw[i].class_end);
+        rt->workers[i].sched_self = NULL;
+    }
+    free(sw);
+    rt->sched_workers = NULL;
+}
+
+int herd__sched_start(herd__rt *rt) {
+    size_t bytes = (size_t)rt->nworkers * sizeof(herd__sched_worker);
+    herd__sched_worker *sw = aligned_alloc(64, bytes ? bytes : sizeof *sw);
+    if (!sw)
+        return HERD_ENOMEM;
+    memset(sw, 0, bytes);
+    rt->sched_workers = sw;
+    for (int i = 0; i < rt->nworkers; i++)
+        rt->workers[i].sched_self = &sw[i];
+    if (rt->sched->init(rt) != 0) {
+        free_records(rt);
+        return HERD_ENOMEM;
+    }
+    rt->sched_ready = 1;
+    return 0;
+}
+
+void herd__sched_stop(herd__rt *rt) {
+    if (rt->sched_ready)
+        rt->sched->fini(rt);
+    rt->sched_ready = 0;
+    free_records(rt);
 }
 
 int herd__sched_check(const herd__sched_ops *s, const herd__settings *set) {

@@ -18,10 +18,11 @@ int herd__dist_ids(const herd__rt *rt, const void *ctx, int a, int b) {
 }
 
 int herd__victims_alloc(herd__worker *w, int n) {
-    w->order = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
-    w->class_end = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
-    w->norder = w->nclasses = 0;
-    return w->order && w->class_end ? 0 : HERD_ENOMEM;
+    herd__sched_worker *sw = herd__sw(w);
+    sw->order = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    sw->class_end = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    sw->norder = sw->nclasses = 0;
+    return sw->order && sw->class_end ? 0 : HERD_ENOMEM;
 }
 
 void herd__sched_no_fini(herd__rt *rt) {
@@ -29,13 +30,15 @@ void herd__sched_no_fini(herd__rt *rt) {
 }
 
 void herd__victims_add(herd__worker *w, int victim) {
-    w->order[w->norder++] = victim;
+    herd__sched_worker *sw = herd__sw(w);
+    sw->order[sw->norder++] = victim;
 }
 
 void herd__victims_close(herd__worker *w) {
-    int start = w->nclasses ? w->class_end[w->nclasses - 1] : 0;
-    if (w->norder > start)
-        w->class_end[w->nclasses++] = w->norder;
+    herd__sched_worker *sw = herd__sw(w);
+    int start = sw->nclasses ? sw->class_end[sw->nclasses - 1] : 0;
+    if (sw->norder > start)
+        sw->class_end[sw->nclasses++] = sw->norder;
 }
 
 int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist, const void *ctx) {
@@ -45,6 +48,7 @@ int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist, const void *ctx) 
         return HERD_ENOMEM;
     for (int i = 0; i < n; i++) {
         herd__worker *w = &rt->workers[i];
+        herd__sched_worker *sw = herd__sw(w);
         if (herd__victims_alloc(w, n - 1) != 0) {
             free(d);
             return HERD_ENOMEM;
@@ -56,16 +60,16 @@ int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist, const void *ctx) 
         for (int v = 0; v < n; v++) {
             if (v == i)
                 continue;
-            int k = w->norder++;
-            while (k > 0 && d[w->order[k - 1]] > d[v]) {
-                w->order[k] = w->order[k - 1];
+            int k = sw->norder++;
+            while (k > 0 && d[sw->order[k - 1]] > d[v]) {
+                sw->order[k] = sw->order[k - 1];
                 k--;
             }
-            w->order[k] = v;
+            sw->order[k] = v;
         }
-        for (int k = 0; k < w->norder; k++)
-            if (k + 1 == w->norder || d[w->order[k + 1]] != d[w->order[k]])
-                w->class_end[w->nclasses++] = k + 1;
+        for (int k = 0; k < sw->norder; k++)
+            if (k + 1 == sw->norder || d[sw->order[k + 1]] != d[sw->order[k]])
+                sw->class_end[sw->nclasses++] = k + 1;
     }
     free(d);
     return 0;
@@ -164,12 +168,13 @@ int herd__steal_in_order(herd__worker *w, int random_in_class, herd__work *out) 
 
 int herd__steal_in_order_with(herd__worker *w, int random_in_class, herd__steal_try attempt,
                               herd__work *out) {
+    const herd__sched_worker *sw = herd__sw(w);
     int start = 0;
-    for (int c = 0; c < w->nclasses; c++) {
-        int end = w->class_end[c], size = end - start;
+    for (int c = 0; c < sw->nclasses; c++) {
+        int end = sw->class_end[c], size = end - start;
         int first = random_in_class ? (int)(herd__rand(w) % (uint64_t)size) : 0;
         for (int k = 0; k < size; k++) {
-            int v = w->order[start + (first + k) % size];
+            int v = sw->order[start + (first + k) % size];
             if (attempt(w, v, out) == HERD__STEAL_OK)
                 return 1;
         }
@@ -179,17 +184,17 @@ int herd__steal_in_order_with(herd__worker *w, int random_in_class, herd__steal_
 }
 
 void herd__victims_describe(const herd__rt *rt, int worker, char *buf, size_t len) {
-    const herd__worker *w = &rt->workers[worker];
+    const herd__sched_worker *sw = herd__sw(&rt->workers[worker]);
     size_t o = 0;
-    if (w->norder == 0) {
+    if (sw->norder == 0) {
         snprintf(buf, len, "none (no other worker)");
         return;
     }
     buf[0] = '\0';
-    for (int c = 0, k = 0; c < w->nclasses; c++) {
-        for (; k < w->class_end[c]; k++) {
-            const char *sep = k == 0 ? "" : (c > 0 && k == w->class_end[c - 1]) ? " | " : " ";
-            int n = snprintf(buf + o, len - o, "%s%d", sep, w->order[k]);
+    for (int c = 0, k = 0; c < sw->nclasses; c++) {
+        for (; k < sw->class_end[c]; k++) {
+            const char *sep = k == 0 ? "" : (c > 0 && k == sw->class_end[c - 1]) ? " | " : " ";
+            int n = snprintf(buf + o, len - o, "%s%d", sep, sw->order[k]);
             if (n < 0 || (size_t)n + 5 >= len - o) {
                 snprintf(buf + o, len - o, " ...");
                 return;

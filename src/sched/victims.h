@@ -6,6 +6,25 @@
 
 #include "core/runtime.h"
 
+/* A scheduler's own record for one worker (herd__worker.sched_self;
+ * allocated before the scheduler's init, freed after its fini, with its
+ * order arrays: sched/registry.c). One cache line each: the owner writes
+ * rr at every placement. */
+typedef struct herd__sched_worker {
+    /* Victim order (NULL for random and queue schedulers): order[0..norder),
+     * grouped in classes of equal distance; class_end[c] is one past the
+     * last index of class c. */
+    int *order;
+    int norder;
+    int *class_end;
+    int nclasses;
+    unsigned rr; /* round-robin placement cursor (fifo, lifo, hier); owner only */
+} __attribute__((aligned(64))) herd__sched_worker;
+
+static inline herd__sched_worker *herd__sw(const herd__worker *w) {
+    return (herd__sched_worker *)w->sched_self;
+}
+
 /* Distance between workers a and b as a victim order sees it; ctx is the
  * order's own data (NULL for the two below). */
 typedef int (*herd__victim_dist)(const herd__rt *rt, const void *ctx, int a, int b);
@@ -24,8 +43,9 @@ int herd__victims_alloc(herd__worker *w, int n);
 void herd__victims_add(herd__worker *w, int victim);
 void herd__victims_close(herd__worker *w);
 
-/* The orders live in the worker records, which herd__rt_free frees: a
- * scheduler that only builds an order needs no fini of its own. */
+/* The orders live in the schedulers' per-worker records, which
+ * herd__sched_stop frees with their arrays: a scheduler that only builds
+ * an order needs no fini of its own. */
 void herd__sched_no_fini(herd__rt *rt);
 
 /* One steal attempt on one victim. */

@@ -55,7 +55,7 @@ static herd__rt *build(const char *sched, const char *topology, int workers, con
 }
 
 static void order_is(const herd__rt *rt, int worker, const int *want, int n) {
-    const herd__worker *w = &rt->workers[worker];
+    const herd__sched_worker *w = herd__sw(&rt->workers[worker]);
     CHECK_EQ(w->norder, n);
     for (int k = 0; k < n; k++)
         if (w->order[k] != want[k]) {
@@ -108,7 +108,7 @@ static void test_numa_orders(void) {
     herd__rt *rt = build("numa", "pack:4 core:8 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     for (int i = 0; i < rt->nworkers; i++) {
-        const herd__worker *w = &rt->workers[i];
+        const herd__sched_worker *w = herd__sw(&rt->workers[i]);
         CHECK_EQ(w->norder, 31);
         CHECK_EQ(w->nclasses, 2); /* same package, other packages */
         CHECK_EQ(w->class_end[0], 7);
@@ -167,7 +167,7 @@ static const hwloc_uint64_t three_hops[16] = {10, 12, 20, 30, /* */
                                               30, 20, 12, 10};
 
 static void classes_are(const herd__rt *rt, int worker, const int *want_end, int nclasses) {
-    const herd__worker *w = &rt->workers[worker];
+    const herd__sched_worker *w = herd__sw(&rt->workers[worker]);
     CHECK_EQ(w->nclasses, nclasses);
     for (int c = 0; c < nclasses; c++)
         CHECK_EQ(w->class_end[c], want_end[c]);
@@ -227,7 +227,7 @@ static void test_hier_orders(void) {
      * the visit starts (position + previous group size) mod group size. */
     int want1[7] = {0, 3, 2, 5, 6, 7, 4};
     order_is(rt, 1, want1, 7);
-    CHECK_EQ(rt->workers[1].nclasses, 3);
+    CHECK_EQ(herd__sw(&rt->workers[1])->nclasses, 3);
     int want6[7] = {7, 4, 5, 2, 3, 0, 1};
     order_is(rt, 6, want6, 7);
     /* The papers' Figure 3 example: groups of 3, 6 and 12; processor 4. */
