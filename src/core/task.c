@@ -184,7 +184,9 @@ static int places_first_level(const herd__worker *w, const herd__taskcopy *t) {
            w->rt->set.spawn == HERD__SPAWN_HELP_FIRST;
 }
 
-void herd__run_root(herd__worker *w, herd__taskcopy *t) {
+/* Run t as a root on the current stack, with its descendants; its report
+ * back is the caller's (herd__run_root's, or K3/K4 of a work-first child). */
+static void run_root_body(herd__worker *w, herd__taskcopy *t) {
     herd__frame fr;
     w->cur->ran_task = 1; /* its stack may go deep: trim it when recycled */
     herd__frame_open(&fr, &w->hot, t->fn, NULL);
@@ -201,6 +203,10 @@ void herd__run_root(herd__worker *w, herd__taskcopy *t) {
     w->hot.frame = NULL;
     HERD__COUNT(w, roots);
     herd__trace_task_end(w, HERD__TRACE_FINISHED);
+}
+
+void herd__run_root(herd__worker *w, herd__taskcopy *t) {
+    run_root_body(w, t);
     task_done(t);
 }
 
@@ -421,21 +427,6 @@ static void arm_child_first(herd__worker *w, herd__ult *parent, void *p) {
     herd__run_root(w, &t);
 }
 
-/* The child's run: herd__run_root without the report back (K3 decides). */
-static void run_child_first(herd__worker *w, herd__taskcopy *t) {
-    herd__frame fr;
-    w->cur->ran_task = 1;
-    herd__frame_open(&fr, &w->hot, t->fn, NULL);
-    w->hot.frame = &fr;
-    herd__trace_run(w, t->fn, t->kind);
-    t->fn(t->arg);
-    herd__frame_wait(&fr);
-    w = herd__self();
-    w->hot.frame = NULL;
-    HERD__COUNT(w, roots);
-    herd__trace_task_end(w, HERD__TRACE_FINISHED);
-}
-
 static void arm_child_first_deque(herd__worker *w, herd__ult *parent, void *p) {
     herd__taskcopy t;
     const herd__taskcopy *src = p;
@@ -450,7 +441,7 @@ static void arm_child_first_deque(herd__worker *w, herd__ult *parent, void *p) {
     herd__worker *home = w;
     herd__ult *me = w->cur;
     uint32_t nsuspend = me->nsuspend;
-    run_child_first(w, &t);
+    run_root_body(w, &t); /* no first level: t is a child (places_first_level) */
     w = herd__self();
     if (w == home && me->nsuspend == nsuspend) {
         herd__taskcopy c;

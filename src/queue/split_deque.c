@@ -152,6 +152,10 @@ void herd__sdq_drop_oldest(herd__sdq *q) {
 }
 
 uint32_t herd__sdq_compact(herd__sdq *q, uint32_t base, uint32_t min_gain) {
+    /* ORDER: relaxed; only a guess at tail (a stale one is lower, so the
+     * test below is conservative): the CAS of S8a, or split == tail (no
+     * thief can then move tail), makes it exact, and the slots' contents
+     * are ordered by the taken marks S8b acquires. */
     uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
     uint32_t tail;
     for (;;) {
