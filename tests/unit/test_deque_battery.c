@@ -453,6 +453,17 @@ static int run_mix(const deque_ops *ops, const mix_params *p, mix_result *res) {
         if (p->pop_pct && rng_next(&rng) % 100 < p->pop_pct)
             pops += owner_pop(s, 1 + rng_next(&rng) % p->pop_max, &osum);
     }
+    /* Out of values before every thief was fed (a small deque, whose full
+     * pushes pop, goes through them fast; a thief may not have run yet on
+     * a loaded machine): leave what is queued to the thieves until they
+     * are fed or the time cap passes. */
+    while (p->stop_when_fed && now_s() - t0 <= p->time_cap_s) {
+        uint64_t mn;
+        thieves_taken(s, &mn);
+        if (mn > 0)
+            break;
+        sched_yield();
+    }
     /* Drain: once pop reports empty, every value left was won by a thief's
      * CAS; wait for those thieves to record theirs. */
     pops += owner_pop(s, UINT64_MAX, &osum);
