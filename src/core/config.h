@@ -5,6 +5,7 @@
 #define HERD_CONFIG_H
 
 #include "herd/herd.h"
+#include "sched/sched.h" /* herd__steal_amount, the scheduler names */
 #include "topo/topo.h"
 
 #include <stddef.h>
@@ -25,15 +26,6 @@ typedef enum herd__spawn_policy {
     HERD__SPAWN_HELP_FIRST = 1, /* queue the child, the parent goes on */
     HERD__SPAWN_WORK_FIRST,     /* run the child at once, the parent's continuation is queued */
 } herd__spawn_policy;
-
-/* How much one steal takes. DEFAULT: the scheduler's own amount (one task;
- * for mts, one per worker of the thief's shepherd). */
-typedef enum herd__steal_amount {
-    HERD__TAKE_DEFAULT = 0,
-    HERD__TAKE_ONE,
-    HERD__TAKE_HALF,  /* half of what the victim has public, rounded up */
-    HERD__TAKE_CHUNK, /* steal_chunk tasks, or what there is */
-} herd__steal_amount;
 
 /* The most workers a runtime may have (HERD_WORKERS, OMP_NUM_THREADS), and
  * so the most PUs a modelled machine (HERD_TOPOLOGY) may have. */
@@ -68,15 +60,6 @@ typedef struct herd__settings {
  * Returns 0 or HERD_EINVAL after printing "herd: HERD_X=value: ... accepted: ..."
  * to stderr. workers stays 0 when neither cfg nor HERD_WORKERS set it. */
 int herd__settings_resolve(const herd_config *cfg, herd__settings *out);
-
-/* HERD_SCHED's names, from the one scheduler table (src/sched/registry.c):
- * "auto" then every scheduler when need_flags is 0, else only the
- * schedulers whose flags (HERD__SCHED_*, runtime.h) include need_flags.
- * herd__sched_names returns how many it wrote (at most max);
- * herd__sched_names_joined writes them as "a, b, c". */
-#define HERD__SCHED_MAX 16
-int herd__sched_names(const char **out, int max, unsigned need_flags);
-void herd__sched_names_joined(char *buf, size_t len, unsigned need_flags);
 
 /* HERD_WORKERS's one grammar, for the OpenMP layer too (omp/icv.c): NULL
  * when value is well formed, with *workers the count, or 0 for `auto`;

@@ -182,6 +182,8 @@ static void *worker_main(void *p) {
     return NULL;
 }
 
+static void sched_free(herd__rt *rt);
+
 void herd__rt_free(herd__rt *rt) {
     if (rt->reg) {
         char err[512];
@@ -192,7 +194,7 @@ void herd__rt_free(herd__rt *rt) {
         rt->reg = NULL;
     }
     herd__trace_free(rt);
-    herd__sched_stop(rt);
+    sched_free(rt);
     herd__ult_pool_free(rt);
     if (rt->workers) {
         for (int i = 0; i < rt->nworkers; i++) {
@@ -384,17 +386,98 @@ static int place_up_front(herd__rt *rt, int preview) {
     return rc;
 }
 
+/* The HERD_SPAWN / HERD_STEAL settings against the scheduler: prints the
+ * problem and returns HERD_EINVAL when they do not fit together. */
+static int sched_check(const herd__sched_ops *s, const herd__settings *set) {
+    char names[256];
+    if (set->spawn == HERD__SPAWN_WORK_FIRST && !(s->flags & HERD__SCHED_WORK_FIRST)) {
+        herd__sched_names_joined(names, sizeof names, HERD__SCHED_WORK_FIRST);
+        fprintf(stderr,
+                "herd: HERD_SPAWN=work-first: not with HERD_SCHED=%s, whose tasks go through "
+                "shared queues; work-first needs a scheduler that steals from every worker: "
+                "%s\n",
+                s->name, names);
+        return HERD_EINVAL;
+    }
+    if (set->steal != HERD__TAKE_DEFAULT && !(s->flags & HERD__SCHED_STEALS)) {
+        herd__sched_names_joined(names, sizeof names, HERD__SCHED_STEALS);
+        fprintf(stderr,
+                "herd: HERD_STEAL: not with HERD_SCHED=%s, which does not steal; HERD_STEAL "
+                "applies to: %s\n",
+                s->name, names);
+        return HERD_EINVAL;
+    }
+    if (set->spawn == HERD__SPAWN_WORK_FIRST &&
+        (set->steal == HERD__TAKE_HALF || set->steal == HERD__TAKE_CHUNK)) {
+        fprintf(stderr, "herd: HERD_STEAL: with HERD_SPAWN=work-first a steal takes one "
+                        "parent continuation (a suspended task); accepted: one\n");
+        return HERD_EINVAL;
+    }
+    return 0;
+}
+
+/* What the scheduler sees of rt (sched/sched.h): the workers and their
+ * placement, for `auto` and the victim orders. */
+static void sched_env_open(herd__rt *rt) {
+    herd__sched_env *env = &rt->sched_env;
+    env->rt = rt;
+    env->nworkers = rt->nworkers;
+    env->pu_of_worker = rt->pu_of_worker;
+    env->topo = &rt->topo;
+    env->steal = rt->set.steal;
+    env->steal_chunk = rt->set.steal_chunk;
+    env->serving = &rt->serving;
+}
+
+/* The scheduler's per-worker records, filled, then its init. */
+static int sched_begin(herd__rt *rt) {
+    herd__sched_env *env = &rt->sched_env;
+    env->nshepherds = rt->nshepherds;
+    env->shepherds = rt->shepherds;
+    size_t bytes = (size_t)rt->nworkers * sizeof(herd__sched_worker);
+    env->workers = aligned_alloc(64, bytes);
+    if (!env->workers)
+        return HERD_ENOMEM;
+    memset(env->workers, 0, bytes);
+    for (int i = 0; i < rt->nworkers; i++) {
+        herd__worker *w = &rt->workers[i];
+        herd__sched_worker *sw = &env->workers[i];
+        sw->env = env;
+        sw->core = w;
+        sw->q = &w->hot.q;
+        sw->id = i;
+        sw->shepherd = w->shepherd;
+        sw->attempts = &w->stats.steal_attempts;
+        sw->failed = &w->stats.failed_steals;
+        sw->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+        w->sched_self = sw;
+    }
+    return herd__sched_start(rt->sched, env);
+}
+
+static void sched_free(herd__rt *rt) {
+    herd__sched_env *env = &rt->sched_env;
+    herd__sched_stop(rt->sched, env);
+    if (env->workers) {
+        for (int i = 0; i < rt->nworkers; i++)
+            rt->workers[i].sched_self = NULL;
+        free(env->workers);
+        env->workers = NULL;
+    }
+}
+
 /* Everything that depends on the placement: the scheduler, the shepherds,
  * the per-worker queues, the trace. */
 static int rt_finish(herd__rt *rt) {
     int rc;
-    rt->sched = herd__sched_find(rt->set.sched, rt);
+    sched_env_open(rt);
+    rt->sched = herd__sched_find(rt->set.sched, &rt->sched_env, rt->set.shepherd);
     if (!rt->sched) {
         fprintf(stderr, "herd: HERD_SCHED=%s: no such scheduler in this build\n", rt->set.sched);
         return HERD_EINVAL;
     }
     snprintf(rt->set.sched, sizeof rt->set.sched, "%s", rt->sched->name); /* auto: the choice */
-    if (herd__sched_check(rt->sched, &rt->set))
+    if (sched_check(rt->sched, &rt->set))
         return HERD_EINVAL;
     /* herd_spawn's inline path pushes into the worker's own deque; it is
      * closed (every spawn takes the slow path) when the scheduler queues
@@ -404,7 +487,6 @@ static int rt_finish(herd__rt *rt) {
     for (int i = 0; i < rt->nworkers; i++) {
         herd__worker *w = &rt->workers[i];
         w->pu = rt->pu_of_worker[i];
-        w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
         herd__tq_init(&w->mine);
         if (deque && herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0) {
             char what[64];
@@ -417,7 +499,7 @@ static int rt_finish(herd__rt *rt) {
     rc = build_shepherds(rt);
     if (rc)
         return rc;
-    if (herd__sched_start(rt) != 0) {
+    if (sched_begin(rt) != 0) {
         char what[64];
         snprintf(what, sizeof what, "scheduler %s's per-worker state", rt->sched->name);
         return start_no_memory(what, 0);

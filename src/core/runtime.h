@@ -4,14 +4,15 @@
 #ifndef HERD_CORE_RUNTIME_H
 #define HERD_CORE_RUNTIME_H
 
+#include "arch/assert.h"
 #include "arch/os.h"
 #include "arch/spin.h"
-#include "core/assert.h"
 #include "core/config.h"
 #include "core/seam_omp.h"
 #include "core/wait.h"
 #include "queue/split_deque.h"
 #include "queue/task_queue.h"
+#include "sched/sched.h"
 #include "topo/topo.h"
 #include "ult/stack.h"
 
@@ -21,18 +22,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-/* Task kinds carried in a slot (0 is invalid: zeroed memory is not a task). */
-enum herd__task_kind {
-    /* HERD__KIND_TASK = 1 (herd/herd_fast.h): parent is the spawning frame's join */
-    HERD__KIND_GROUP = HERD__KIND_TASK + 1, /* parent is a herd_group's join */
-    HERD__KIND_ROOT,                        /* from herd_run(); parent is an external join */
-    HERD__KIND_FORK, /* a fork's (herd__fork, F1..F5); parent is the worker that took it */
-    /* HERD_SPAWN=work-first: a parent's continuation, on its worker's deque
-     * while the child runs (K1..K4, core/task.c); parent is the suspended
-     * ULT, which whoever takes the slot resumes. */
-    HERD__KIND_CONT,
-};
 
 /* The waiter of a join on which a kernel thread sleeps (herd_run): it
  * sleeps on the record's futex word. */
@@ -106,39 +95,6 @@ typedef struct herd__counters {
                           atomic_load_explicit(&(w)->stats.field, memory_order_relaxed) + (n),     \
                           memory_order_relaxed)
 #define HERD__COUNT(w, field) HERD__ADD(w, field, 1)
-
-/* What a queue or a steal hands back: a queued task, or a suspended ULT.
- * A steal also says where it came from and how much it moved. */
-typedef struct herd__work {
-    herd__ult *ult;      /* non-NULL: resume it */
-    int victim;          /* steals: the victim worker, -1 for a shepherd queue */
-    int victim_shepherd; /* steals: the victim's shepherd */
-    uint32_t ntasks;     /* steals: tasks moved, this one included */
-    herd__taskcopy task;
-} herd__work;
-
-/* The suspended ULT a deque slot continues (HERD__KIND_CONT), else NULL. */
-static inline herd__ult *herd__cont_ult(const herd__taskcopy *t) {
-    return t->kind == HERD__KIND_CONT ? (herd__ult *)t->parent : NULL;
-}
-
-/* A task queued outside the split deques (queue schedulers, placement): the
- * header of a herd__taskcopy and only `size` argument bytes. */
-typedef herd__taskcopy herd__qtask;
-herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void *arg, size_t size);
-/* A new queued task at the back of q. Returns 0 or HERD_ENOMEM (nothing
- * queued). The caller wakes whoever may take it (W3). */
-int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const void *arg,
-                     size_t size);
-/* The same at q's front (at_front) or back. */
-int herd__qtask_push_at(herd__tq *q, int at_front, herd_fn fn, void *parent, uint16_t kind,
-                        const void *arg, size_t size);
-/* Move a queued task into out->task and free it. */
-void herd__qtask_take(herd__qtask *t, herd__work *out);
-/* Take the task at q's front or back into *out: 1, or 0 when q is empty. */
-int herd__qtask_pop(herd__tq *q, int from_front, herd__work *out);
-/* Take the task at q's back into *out if its parent is join: 1, or 0. */
-int herd__qtask_pop_child(herd__tq *q, const void *join, herd__taskcopy *out);
 
 /* A worker's mailbox: one task placed on it alone (herd__group_place_worker),
  * on a cache line of its own, so that handing a team member to an idle
@@ -223,9 +179,9 @@ typedef struct herd__fork_self {
 typedef struct herd__worker {
     herd__hot hot; /* first: the inline paths see it as herd__tls */
     int id;        /* second: herd__self_id() reads it (core/seam_omp.h) */
-    /* third: the scheduler's queue that the deque's tasks go to when asked
-     * (mts, central: `share`), set by its init; NULL otherwise. */
-    herd__tq *shares_into;
+    /* third: the scheduler's record for this worker (sched/sched.h), in
+     * rt->sched_env.workers; herd__self_queued() reads its shares_into. */
+    herd__sched_worker *sched_self;
     herd__readyq ready;   /* resumed ULTs */
     herd__readyq home;    /* resumed ULTs homed here (tied mode): thieves never take them */
     herd__tq mine;        /* tasks placed on this worker only (herd__group_place_worker) */
@@ -244,11 +200,7 @@ typedef struct herd__worker {
     void *native_sp; /* the pthread's own context, for shutdown */
     struct herd__rt *rt;
     int pu;
-    int shepherd; /* index into rt->shepherds */
-    /* The scheduler's own record for this worker (victim order, placement
-     * cursor: herd__sched_worker, sched/victims.h), which sched/registry.c
-     * allocates before the scheduler's init and frees after its fini. */
-    void *sched_self;
+    int shepherd;          /* index into rt->shepherds */
     _Atomic int searching; /* 1 while it looks at shared work (S1, core/worker.c) */
     /* The frame of the herd_run root running on this worker, while it is
      * the innermost frame and the scheduler places first-level tasks
@@ -258,7 +210,6 @@ typedef struct herd__worker {
      * suspended (core/ult.c). */
     herd__frame *first_level;
     uint32_t spawn_limit_open;
-    uint64_t rng;
     unsigned tick; /* scheduling decisions, for the fairness check */
     int yielded;   /* a task yielded: others go first once */
     void *altstack;
@@ -271,84 +222,9 @@ typedef struct herd__worker {
 } __attribute__((aligned(4096))) herd__worker; /* a page each: see worker_main() */
 _Static_assert(offsetof(herd__worker, hot) == 0 &&
                    offsetof(herd__worker, id) == offsetof(herd__worker_head, id) &&
-                   offsetof(herd__worker, shares_into) == offsetof(herd__worker_head, shares_into),
+                   offsetof(herd__worker, sched_self) == offsetof(herd__worker_head, sched_self),
                "herd__self(), herd__self_id() and herd__self_queued() read herd__tls "
                "(core/seam_omp.h)");
-
-/* The scheduler seam (docs/design/scheduler-seam.md): a table of operations
- * chosen at start-up. The worker loop (core/worker.c) runs its ready queue,
- * its own deque, its shepherd's placement queue and the injector itself, and
- * asks the scheduler where else to look. */
-#define HERD__SCHED_DEQUE 1u  /* new tasks go to the spawning worker's split deque */
-#define HERD__SCHED_STEALS 2u /* it steals between workers: HERD_STEAL applies */
-/* Resumed ULTs are taken only by workers of their worker's shepherd (mts):
- * readying one wakes every sleeper, as a shepherd's placement does. */
-#define HERD__SCHED_SHEPHERD_READY 4u
-/* HERD_SPAWN=work-first applies: a parent's continuation, queued on its
- * worker's ready queue, is found by every worker's steals (the deque
- * schedulers but mts, whose steals look at its shepherds' queues). */
-#define HERD__SCHED_WORK_FIRST 8u
-
-typedef struct herd__sched_ops {
-    const char *name;
-    unsigned flags;
-    /* The shepherd level when HERD_SHEPHERD is not set; 0: its default (L3). */
-    herd__level shepherd_level;
-    int (*init)(struct herd__rt *rt);
-    void (*fini)(struct herd__rt *rt);
-    /* Queue schedulers (no HERD__SCHED_DEQUE): place a new task. Returns 0
-     * or HERD_ENOMEM. NULL for deque schedulers. */
-    int (*push)(herd__worker *w, herd_fn fn, void *parent, uint16_t kind, const void *arg,
-                size_t size);
-    /* Take from the scheduler's queue for w (queue schedulers; hier's
-     * first-level tasks), after w's own deque. NULL: no such queue. */
-    int (*take)(herd__worker *w, herd__work *out);
-    /* Deque schedulers that share through a queue of their own (mts): the
-     * owner's answer to a raised split_req, in place of S3's publication.
-     * It clears the request, moves tasks of w's deque to the scheduler's
-     * queue (S7) and wakes whoever may take them (W3). NULL: S3. */
-    void (*share)(herd__worker *w);
-    /* A waiting task's own child, if the scheduler's queue for w has one
-     * where w would take next (the back of a LIFO queue): the wait runs it
-     * as a plain call on its stack, as it runs its children from the deque
-     * (J0), instead of suspending for it. 1 and *out filled, or 0. NULL:
-     * never (deque schedulers; FIFO queues, whose next task is the oldest). */
-    int (*take_child)(herd__worker *w, const void *join, herd__taskcopy *out);
-    /* A task spawned by a herd_run root (the first level of parallelism)
-     * under help-first: place it where the scheduler wants first-level
-     * tasks. Returns 0 or HERD_ENOMEM. NULL: spawned like any task. */
-    int (*place_first_level)(herd__worker *w, herd_fn fn, void *parent, const void *arg,
-                             size_t size);
-    /* Look for work on other workers; 1 and *out filled on success. NULL:
-     * the scheduler never steals. */
-    int (*steal)(herd__worker *w, herd__work *out);
-    /* Is there work in the scheduler's queues that w could take or steal?
-     * (the sleep protocol's recheck, W2). NULL: it has no queues. */
-    int (*has_work)(herd__worker *w);
-    /* One line describing w's victim order (for `herd topo`). */
-    void (*describe_victims)(const struct herd__rt *rt, int worker, char *buf, size_t len);
-} herd__sched_ops;
-
-/* The scheduler called name, or NULL. "auto" is resolved with the topology
- * and the placement of rt (src/sched/registry.c). */
-const herd__sched_ops *herd__sched_find(const char *name, const struct herd__rt *rt);
-/* Give every worker the scheduler's per-worker record, then run its init;
- * 0 or HERD_ENOMEM (nothing left allocated). herd__sched_stop runs its fini
- * (if init succeeded) and frees the records; harmless when never started. */
-int herd__sched_start(struct herd__rt *rt);
-void herd__sched_stop(struct herd__rt *rt);
-/* Check the HERD_SPAWN / HERD_STEAL settings against the scheduler; prints
- * the problem and returns HERD_EINVAL when they do not fit together. */
-int herd__sched_check(const herd__sched_ops *s, const herd__settings *set);
-
-/* A group of workers that share a cache (HERD_SHEPHERD's level): the unit
- * of mts's shared queue and of local vs remote steal counts. */
-typedef struct herd__shepherd {
-    herd__tq placed; /* tasks placed on this shepherd (HERD_LOOP_SHEPHERDS) */
-    int nworkers;
-    int *workers; /* worker ids, ascending */
-    int domain;   /* index of its domain at the shepherd level */
-} herd__shepherd;
 
 typedef struct herd__inject {
     struct herd__inject *next;
@@ -364,9 +240,7 @@ typedef struct herd__rt {
     herd__ult *pool;
     _Atomic int npool;
     const herd__sched_ops *sched;
-    void *sched_data;    /* the scheduler's own state */
-    void *sched_workers; /* its per-worker records (workers[i].sched_self point in) */
-    int sched_ready;     /* init succeeded: herd__rt_free runs fini */
+    herd__sched_env sched_env; /* what the scheduler sees (sched/sched.h) */
     herd__level shepherd_level;
     int nshepherds;
     herd__shepherd *shepherds;
@@ -468,12 +342,8 @@ herd__ult *herd__readyq_pop_back(herd__readyq *rq);
 
 /* core/worker.c */
 void herd__sched_loop(herd__worker *w) __attribute__((noreturn));
-void herd__wake_one(herd__rt *rt);
+/* herd__wake_one and herd__wake_for_shepherd: sched/sched.h. */
 void herd__wake_all(herd__rt *rt);
-/* Work was queued where only some workers may take it (a shepherd's
- * queue): wake them. Sleepers are not grouped, so this wakes every sleeper;
- * it costs nothing while no worker sleeps. */
-void herd__wake_for_shepherd(herd__rt *rt, int shepherd);
 /* A ULT was readied on w's ready queue (not homed): wake whoever may take
  * it (one sleeper, or under HERD__SCHED_SHEPHERD_READY every sleeper). */
 void herd__wake_for_ready(herd__worker *w);
@@ -545,15 +415,5 @@ void herd__overflow_thread_fini(herd__worker *w);
  * alternate signal stack if it has none (overflow reports need one). */
 void herd__overflow_adopter_init(void);
 void herd__overflow_report_canary(herd__worker *w, herd__ult *u) __attribute__((noreturn));
-
-static inline uint64_t herd__rand(herd__worker *w) {
-    /* xorshift64*: per-worker, owner only. */
-    uint64_t x = w->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    w->rng = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
 
 #endif

@@ -8,15 +8,16 @@
 #ifndef HERD_CORE_SEAM_OMP_H
 #define HERD_CORE_SEAM_OMP_H
 
+#include "arch/assert.h"
 #include "arch/os.h"
 #include "arch/spin.h"
-#include "core/assert.h"
 #include "core/config.h"
 #include "core/wait.h"
 #include "herd/herd.h"
 #include "herd/herd_fast.h"
 #include "queue/split_deque.h" /* the worker's deque: herd__sdq_queued, _wants_publish */
 #include "queue/task_queue.h"  /* herd__tq_size, for herd__self_queued */
+#include "sched/sched.h"       /* herd__sched_worker, for herd__self_queued */
 
 #include <sched.h>
 #include <stddef.h>
@@ -41,12 +42,13 @@ static inline herd__worker *herd__self(void) {
     return (herd__worker *)(void *)herd__tls;
 }
 /* What a worker begins with (core/runtime.h checks it): its hot part, which
- * herd__tls points at, then its index, then the queue it shares its tasks
- * into (mts, central; NULL under the others). */
+ * herd__tls points at, then its index, then its scheduler's record, whose
+ * shares_into is the queue it shares its tasks into (mts, central; NULL
+ * under the others). */
 typedef struct herd__worker_head {
     herd__hot hot;
     int id;
-    herd__tq *shares_into;
+    const herd__sched_worker *sched_self;
 } herd__worker_head;
 /* The index of the worker running the caller, -1 outside the workers:
  * herd_worker_id(), inline (a deferred task's thread number, omp/task.c). */
@@ -60,7 +62,7 @@ static inline int herd__self_id(void) {
  * throttle. */
 static inline uint32_t herd__self_queued(herd__hot *h) {
     uint32_t n = herd__sdq_queued(&h->q);
-    herd__tq *shared = ((const herd__worker_head *)(void *)h)->shares_into;
+    herd__tq *shared = ((const herd__worker_head *)(void *)h)->sched_self->shares_into;
     return shared ? n + herd__tq_size(shared) : n;
 }
 

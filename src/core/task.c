@@ -43,7 +43,7 @@ void herd__join_done(herd__join *j) {
 static void publish(herd__worker *w) {
     const herd__sched_ops *sched = w->rt->sched;
     if (sched->share)
-        sched->share(w);
+        sched->share(w->sched_self);
     else if (herd__sdq_publish(&w->hot.q))
         herd__wake_one(w->rt); /* W3 */
 }
@@ -141,7 +141,7 @@ static void drain_queue(herd__frame *f, void *j) {
     for (;;) {
         herd__worker *w = herd__self();
         if ((char *)__builtin_frame_address(0) < w->hot.stack_limit ||
-            !w->rt->sched->take_child(w, j, &t))
+            !w->rt->sched->take_child(w->sched_self, j, &t))
             return;
         run_inline(w, f, &t);
     }
@@ -210,67 +210,6 @@ void herd__run_root(herd__worker *w, herd__taskcopy *t) {
     task_done(t);
 }
 
-herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void *arg,
-                             size_t size) {
-    herd__qtask *t = malloc(offsetof(herd__qtask, arg) + size);
-    if (!t)
-        return NULL;
-    t->fn = fn;
-    t->parent = parent;
-    t->kind = kind;
-    t->size = (uint16_t)size;
-    if (size)
-        memcpy(t->arg, arg, size);
-    return t;
-}
-
-int herd__qtask_pop(herd__tq *q, int from_front, herd__work *out) {
-    herd__qtask *t = herd__tq_pop(q, from_front);
-    if (!t)
-        return 0;
-    herd__qtask_take(t, out);
-    return 1;
-}
-
-int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const void *arg,
-                     size_t size) {
-    return herd__qtask_push_at(q, 0, fn, parent, kind, arg, size);
-}
-
-int herd__qtask_push_at(herd__tq *q, int at_front, herd_fn fn, void *parent, uint16_t kind,
-                        const void *arg, size_t size) {
-    herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
-    if (!t)
-        return HERD_ENOMEM;
-    if (herd__tq_push(q, t, at_front) != 0) {
-        free(t);
-        return HERD_ENOMEM;
-    }
-    return 0;
-}
-
-static void qtask_move(herd__qtask *t, herd__taskcopy *out) {
-    memcpy(out, t, offsetof(herd__qtask, arg) + t->size);
-    free(t);
-}
-
-void herd__qtask_take(herd__qtask *t, herd__work *out) {
-    out->ult = NULL;
-    qtask_move(t, &out->task);
-}
-
-static int child_of(const void *item, const void *join) {
-    return ((const herd__qtask *)item)->parent == join;
-}
-
-int herd__qtask_pop_child(herd__tq *q, const void *join, herd__taskcopy *out) {
-    herd__qtask *t = herd__tq_pop_back_if(q, child_of, join);
-    if (!t)
-        return 0;
-    qtask_move(t, out);
-    return 1;
-}
-
 /* A full deque may hold many slots that thieves emptied: the deque's
  * indices only go down when the frames above them end. Rather than refuse
  * the spawn, move the queued tasks of the innermost frame down over the
@@ -293,7 +232,7 @@ static int push_on_deque(herd__worker *w, herd_fn fn, void *parent, uint16_t kin
 static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
                             const void *arg, size_t size) {
     const herd__sched_ops *sched = w->rt->sched;
-    int rc = sched->push ? sched->push(w, fn, parent, kind, arg, size)
+    int rc = sched->push ? sched->push(w->sched_self, fn, parent, kind, arg, size)
                          : push_on_deque(w, fn, parent, kind, arg, size);
     if (__builtin_expect(rc != 0, 0))
         return rc;
@@ -494,7 +433,7 @@ HERD_API int herd__spawn_slow(herd_fn fn, const void *arg, size_t arg_size) {
     herd__frame *f = w->hot.frame;
     int rc;
     if (f == w->first_level) {
-        rc = w->rt->sched->place_first_level(w, fn, &f->join, arg, arg_size);
+        rc = w->rt->sched->place_first_level(w->sched_self, fn, &f->join, arg, arg_size);
         if (rc == 0)
             herd__count(&w->hot.spawned);
     } else {

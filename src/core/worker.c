@@ -137,9 +137,27 @@ void herd__wake_for_ready(herd__worker *w) {
 }
 
 void herd__wake_for_shepherd(herd__rt *rt, int shepherd) {
-    (void)shepherd;                    /* see runtime.h: every sleeper */
+    (void)shepherd;                    /* see sched/sched.h: every sleeper */
     if (sleepers_after_fence(rt) != 0) /* W3 */
         wake_every(rt);
+}
+
+/* The scheduler seam's services (sched/sched.h). */
+
+int herd__steal_ready(herd__sched_worker *w, int v, herd__work *out) {
+    herd__worker *victim = &w->core->rt->workers[v];
+    /* The back of a ready queue: the oldest work-first continuation, or the
+     * most recently resumed task. */
+    herd__ult *u = herd__readyq_pop_back(&victim->ready);
+    out->victim = v;
+    out->victim_shepherd = victim->shepherd;
+    out->ntasks = 1;
+    out->ult = u;
+    return u != NULL;
+}
+
+int herd__sched_own_work(const herd__sched_worker *w) {
+    return herd__own_work_arrived(w->core);
 }
 
 static int take_injected(herd__rt *rt, herd__work *out) {
@@ -199,7 +217,7 @@ static int take_mine(herd__worker *w, herd__work *out) {
 
 /* The queue scheduler's queue for this worker (none for deque schedulers). */
 static int take_queued(herd__worker *w, herd__work *out) {
-    return w->rt->sched->take && w->rt->sched->take(w, out);
+    return w->rt->sched->take && w->rt->sched->take(w->sched_self, out);
 }
 
 /* Tasks placed on this worker's shepherd (herd_loop's per-shepherd split). */
@@ -246,7 +264,7 @@ static int take_stolen(herd__worker *w, herd__work *out) {
     herd__rt *rt = w->rt;
     if (rt->nworkers < 2 || !rt->sched->steal)
         return 0;
-    int got = shared_begin(w) && rt->sched->steal(w, out);
+    int got = shared_begin(w) && rt->sched->steal(w->sched_self, out);
     shared_end(w);
     return got;
 }
@@ -292,7 +310,7 @@ static int work_visible(herd__worker *w) {
         atomic_load_explicit(&w->ready.size, memory_order_relaxed) ||
         atomic_load_explicit(&w->home.size, memory_order_relaxed) || herd__placed_pending(w) ||
         herd__tq_size(&rt->shepherds[w->shepherd].placed) ||
-        (rt->sched->has_work && rt->sched->has_work(w)))
+        (rt->sched->has_work && rt->sched->has_work(w->sched_self)))
         return 1;
     for (int i = 0; i < rt->nworkers; i++) {
         herd__worker *v = &rt->workers[i];

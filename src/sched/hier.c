@@ -25,29 +25,29 @@
  *
  * The back of worker i's queue is back[i], a locked queue (task_queue.h);
  * the front is worker i's split deque. */
-static herd__tq *back_of(const herd__rt *rt) {
-    return (herd__tq *)rt->sched_data;
+static herd__tq *back_of(const herd__sched_env *env) {
+    return (herd__tq *)env->data;
 }
 
-static int hier_place_first_level(herd__worker *w, herd_fn fn, void *parent, const void *arg,
+static int hier_place_first_level(herd__sched_worker *w, herd_fn fn, void *parent, const void *arg,
                                   size_t size) {
-    herd__rt *rt = w->rt;
+    herd__sched_env *env = w->env;
     /* Round robin from the spawning worker on: the first child stays. */
-    int target = (int)((unsigned)(w->id + (int)herd__sw(w)->rr++) % (unsigned)rt->nworkers);
-    if (herd__qtask_push(&back_of(rt)[target], fn, parent, HERD__KIND_TASK, arg, size) != 0)
+    int target = (int)((unsigned)(w->id + (int)w->rr++) % (unsigned)env->nworkers);
+    if (herd__qtask_push(&back_of(env)[target], fn, parent, HERD__KIND_TASK, arg, size) != 0)
         return HERD_ENOMEM;
-    herd__wake_one(rt); /* W3: the target, or any thief, may take it */
+    herd__wake_one(env->rt); /* W3: the target, or any thief, may take it */
     return 0;
 }
 
-static int hier_take(herd__worker *w, herd__work *out) {
-    return herd__qtask_pop(&back_of(w->rt)[w->id], 1, out);
+static int hier_take(herd__sched_worker *w, herd__work *out) {
+    return herd__qtask_pop(&back_of(w->env)[w->id], 1, out);
 }
 
 /* W2's recheck: a first-level task anywhere can be taken or stolen by w. */
-static int hier_has_work(herd__worker *w) {
-    herd__tq *back = back_of(w->rt);
-    for (int i = 0; i < w->rt->nworkers; i++)
+static int hier_has_work(herd__sched_worker *w) {
+    herd__tq *back = back_of(w->env);
+    for (int i = 0; i < w->env->nworkers; i++)
         if (herd__tq_size(&back[i]))
             return 1;
     return 0;
@@ -55,23 +55,23 @@ static int hier_has_work(herd__worker *w) {
 
 /* Victim v: the back of its queue (its newest first-level task), then what
  * every stealing scheduler tries (its ready queue, its deque's old end). */
-static herd__steal_result hier_attempt(herd__worker *w, int v, herd__work *out) {
-    if (!herd__qtask_pop(&back_of(w->rt)[v], 0, out))
+static herd__steal_result hier_attempt(herd__sched_worker *w, int v, herd__work *out) {
+    if (!herd__qtask_pop(&back_of(w->env)[v], 0, out))
         return herd__steal_from(w, v, out);
-    HERD__COUNT(w, steal_attempts);
+    herd__sched_count(w->attempts);
     out->victim = v;
-    out->victim_shepherd = w->rt->workers[v].shepherd;
+    out->victim_shepherd = w->env->workers[v].shepherd;
     out->ntasks = 1;
     return HERD__STEAL_OK;
 }
 
 /* The workers that share worker i's domain at level l, ascending; returns
  * their number and sets *pos to i's place among them. */
-static int group_of(const herd__rt *rt, int l, int i, int *members, int *pos) {
-    const int *dom = rt->topo.domain[l];
-    int mine = dom[rt->pu_of_worker[i]], m = 0;
-    for (int v = 0; v < rt->nworkers; v++) {
-        if (dom[rt->pu_of_worker[v]] != mine)
+static int group_of(const herd__sched_env *env, int l, int i, int *members, int *pos) {
+    const int *dom = env->topo->domain[l];
+    int mine = dom[env->pu_of_worker[i]], m = 0;
+    for (int v = 0; v < env->nworkers; v++) {
+        if (dom[env->pu_of_worker[v]] != mine)
             continue;
         if (v == i)
             *pos = m;
@@ -85,12 +85,12 @@ static int group_of(const herd__rt *rt, int l, int i, int *members, int *pos) {
  * tree nest (PU in core in L3 in package), but a NUMA node may hold
  * several packages or sit inside one, so level order alone is not size
  * order. Equal sizes are the same group (nested sets). */
-static void visit_order(herd__rt *rt, int i, int *members, char *visited) {
-    herd__worker *w = &rt->workers[i];
+static void visit_order(herd__sched_env *env, int i, int *members, char *visited) {
+    herd__sched_worker *w = &env->workers[i];
     int size[HERD__NLEVELS + 1], pos = 0;
     for (int l = HERD__LVL_MACHINE; l <= HERD__LVL_PU; l++)
-        size[l] = group_of(rt, l, i, members, &pos);
-    memset(visited, 0, (size_t)rt->nworkers);
+        size[l] = group_of(env, l, i, members, &pos);
+    memset(visited, 0, (size_t)env->nworkers);
     visited[i] = 1;
     int prev = 0;
     for (;;) {
@@ -100,7 +100,7 @@ static void visit_order(herd__rt *rt, int i, int *members, char *visited) {
                 next = l;
         if (!next)
             break;
-        int m = group_of(rt, next, i, members, &pos);
+        int m = group_of(env, next, i, members, &pos);
         int start = prev ? (pos + prev) % m : pos;
         for (int k = 0; k < m; k++) {
             int v = members[(start + k) % m];
@@ -114,45 +114,45 @@ static void visit_order(herd__rt *rt, int i, int *members, char *visited) {
     }
 }
 
-static void hier_fini(herd__rt *rt);
+static void hier_fini(herd__sched_env *env);
 
-static int hier_init(herd__rt *rt) {
-    int n = rt->nworkers;
+static int hier_init(herd__sched_env *env) {
+    int n = env->nworkers;
     herd__tq *back = aligned_alloc(64, (size_t)n * sizeof(herd__tq));
     if (!back)
         return HERD_ENOMEM;
     for (int i = 0; i < n; i++)
         herd__tq_init(&back[i]);
-    rt->sched_data = back;
+    env->data = back;
     int *members = malloc((size_t)n * sizeof(int));
     char *visited = malloc((size_t)n);
     int rc = members && visited ? 0 : HERD_ENOMEM;
     for (int i = 0; i < n && rc == 0; i++) {
-        rc = herd__victims_alloc(&rt->workers[i], n - 1);
+        rc = herd__victims_alloc(&env->workers[i], n - 1);
         if (rc == 0)
-            visit_order(rt, i, members, visited);
+            visit_order(env, i, members, visited);
     }
     free(members);
     free(visited);
     if (rc)
-        hier_fini(rt); /* herd__rt_free runs fini only after a successful init */
+        hier_fini(env); /* herd__sched_stop runs fini only after a successful init */
     return rc;
 }
 
-static void hier_fini(herd__rt *rt) {
-    herd__tq *back = back_of(rt);
+static void hier_fini(herd__sched_env *env) {
+    herd__tq *back = back_of(env);
     if (!back)
         return;
-    for (int i = 0; i < rt->nworkers; i++) {
+    for (int i = 0; i < env->nworkers; i++) {
         /* herd_stop runs after every run finished: the queues are empty. */
         HERD_ASSERT(herd__tq_size(&back[i]) == 0);
         herd__tq_fini(&back[i]);
     }
     free(back);
-    rt->sched_data = NULL;
+    env->data = NULL;
 }
 
-static int hier_steal(herd__worker *w, herd__work *out) {
+static int hier_steal(herd__sched_worker *w, herd__work *out) {
     return herd__steal_in_order_with(w, 0, hier_attempt, out);
 }
 

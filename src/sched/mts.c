@@ -36,45 +36,46 @@ typedef struct mts_shepherd {
     int *order;           /* other shepherds, nearest first */
 } mts_shepherd;
 
-static mts_shepherd *shep_of(const herd__rt *rt, int s) {
-    return &((mts_shepherd *)rt->sched_data)[s];
+static mts_shepherd *shep_of(const herd__sched_env *env, int s) {
+    return &((mts_shepherd *)env->data)[s];
 }
 
 /* Distance between two shepherds: between their first workers' PUs. */
-static int shep_distance(const herd__rt *rt, int a, int b) {
-    return herd__dist_topology(rt, NULL, rt->shepherds[a].workers[0], rt->shepherds[b].workers[0]);
+static int shep_distance(const herd__sched_env *env, int a, int b) {
+    return herd__dist_topology(env, NULL, env->shepherds[a].workers[0],
+                               env->shepherds[b].workers[0]);
 }
 
-static void mts_fini(herd__rt *rt) {
-    for (int i = 0; i < rt->nworkers; i++)
-        rt->workers[i].shares_into = NULL;
-    for (int s = 0; s < rt->nshepherds; s++) {
-        HERD_ASSERT(herd__tq_size(&shep_of(rt, s)->q) == 0);
-        herd__tq_fini(&shep_of(rt, s)->q);
-        free(shep_of(rt, s)->order);
+static void mts_fini(herd__sched_env *env) {
+    for (int i = 0; i < env->nworkers; i++)
+        env->workers[i].shares_into = NULL;
+    for (int s = 0; s < env->nshepherds; s++) {
+        HERD_ASSERT(herd__tq_size(&shep_of(env, s)->q) == 0);
+        herd__tq_fini(&shep_of(env, s)->q);
+        free(shep_of(env, s)->order);
     }
-    free(rt->sched_data);
-    rt->sched_data = NULL;
+    free(env->data);
+    env->data = NULL;
 }
 
-static int mts_init(herd__rt *rt) {
-    int n = rt->nshepherds;
+static int mts_init(herd__sched_env *env) {
+    int n = env->nshepherds;
     size_t bytes = ((size_t)n * sizeof(mts_shepherd) + 63) / 64 * 64;
-    rt->sched_data = aligned_alloc(64, bytes);
-    if (!rt->sched_data)
+    env->data = aligned_alloc(64, bytes);
+    if (!env->data)
         return HERD_ENOMEM;
     for (int s = 0; s < n; s++) {
-        mts_shepherd *sh = shep_of(rt, s);
+        mts_shepherd *sh = shep_of(env, s);
         herd__tq_init(&sh->q);
         atomic_init(&sh->stealing, 0);
         sh->order = malloc((size_t)(n > 1 ? n - 1 : 1) * sizeof(int));
     }
-    for (int i = 0; i < rt->nworkers; i++)
-        rt->workers[i].shares_into = &shep_of(rt, rt->workers[i].shepherd)->q;
+    for (int i = 0; i < env->nworkers; i++)
+        env->workers[i].shares_into = &shep_of(env, env->workers[i].shepherd)->q;
     for (int s = 0; s < n; s++) {
-        int *order = shep_of(rt, s)->order, k = 0;
+        int *order = shep_of(env, s)->order, k = 0;
         if (!order) {
-            mts_fini(rt);
+            mts_fini(env);
             return HERD_ENOMEM;
         }
         /* Insertion sort by (distance, index). */
@@ -82,7 +83,7 @@ static int mts_init(herd__rt *rt) {
             if (v == s)
                 continue;
             int j = k++;
-            while (j > 0 && shep_distance(rt, s, order[j - 1]) > shep_distance(rt, s, v)) {
+            while (j > 0 && shep_distance(env, s, order[j - 1]) > shep_distance(env, s, v)) {
                 order[j] = order[j - 1];
                 j--;
             }
@@ -93,33 +94,33 @@ static int mts_init(herd__rt *rt) {
 }
 
 /* Ask every worker of shepherd s but `self` to share. */
-static void ask_shepherd(herd__rt *rt, int s, int self) {
-    herd__ask_share(rt, rt->shepherds[s].workers, rt->shepherds[s].nworkers, self);
+static void ask_shepherd(const herd__sched_env *env, int s, int self) {
+    herd__ask_share(env, env->shepherds[s].workers, env->shepherds[s].nworkers, self);
 }
 
-static void mts_share(herd__worker *w) {
-    herd__share_into(w, &shep_of(w->rt, w->shepherd)->q);
+static void mts_share(herd__sched_worker *w) {
+    herd__share_into(w, &shep_of(w->env, w->shepherd)->q);
 }
 
-static int mts_take(herd__worker *w, herd__work *out) {
-    if (herd__qtask_pop(&shep_of(w->rt, w->shepherd)->q, 0, out))
+static int mts_take(herd__sched_worker *w, herd__work *out) {
+    if (herd__qtask_pop(&shep_of(w->env, w->shepherd)->q, 0, out))
         return 1;
-    ask_shepherd(w->rt, w->shepherd, w->id);
+    ask_shepherd(w->env, w->shepherd, w->id);
     return 0;
 }
 
 /* The shared queue is LIFO: a waiting task's newest child is next for w. */
-static int mts_take_child(herd__worker *w, const void *join, herd__taskcopy *out) {
-    return herd__qtask_pop_child(&shep_of(w->rt, w->shepherd)->q, join, out);
+static int mts_take_child(herd__sched_worker *w, const void *join, herd__taskcopy *out) {
+    return herd__qtask_pop_child(&shep_of(w->env, w->shepherd)->q, join, out);
 }
 
 /* How many tasks one steal moves for a shepherd of n workers. */
-static uint32_t chunk_for(const herd__settings *set, int n, uint32_t victim_size) {
-    switch (set->steal) {
+static uint32_t chunk_for(const herd__sched_env *env, int n, uint32_t victim_size) {
+    switch (env->steal) {
     case HERD__TAKE_ONE:
         return 1;
     case HERD__TAKE_CHUNK:
-        return (uint32_t)set->steal_chunk;
+        return (uint32_t)env->steal_chunk;
     case HERD__TAKE_HALF:
         return (victim_size + 1) / 2;
     default:
@@ -131,8 +132,8 @@ static uint32_t chunk_for(const herd__settings *set, int n, uint32_t victim_size
 
 /* Move up to want tasks from the front (oldest) of victim shepherd v's
  * queue: the oldest into out, the rest onto the back of our queue. */
-static uint32_t steal_chunk(herd__worker *w, int v, uint32_t want, herd__work *out) {
-    herd__tq *mine = &shep_of(w->rt, w->shepherd)->q, *theirs = &shep_of(w->rt, v)->q;
+static uint32_t steal_chunk(herd__sched_worker *w, int v, uint32_t want, herd__work *out) {
+    herd__tq *mine = &shep_of(w->env, w->shepherd)->q, *theirs = &shep_of(w->env, v)->q;
     void *batch[MTS_BATCH];
     uint32_t got = 0;
     while (got < want) {
@@ -157,20 +158,20 @@ static uint32_t steal_chunk(herd__worker *w, int v, uint32_t want, herd__work *o
     return got;
 }
 
-static int mts_steal(herd__worker *w, herd__work *out) {
-    herd__rt *rt = w->rt;
-    herd__shepherd *home = &rt->shepherds[w->shepherd];
+static int mts_steal(herd__sched_worker *w, herd__work *out) {
+    const herd__sched_env *env = w->env;
+    const herd__shepherd *home = &env->shepherds[w->shepherd];
     /* Within the shepherd: resumed tasks of its other workers. */
     for (int k = 0; k < home->nworkers; k++) {
         int v = home->workers[k];
         if (v == w->id)
             continue;
         if (herd__steal_ready(w, v, out)) {
-            HERD__COUNT(w, steal_attempts);
+            herd__sched_count(w->attempts);
             return 1;
         }
     }
-    mts_shepherd *sh = shep_of(rt, w->shepherd);
+    mts_shepherd *sh = shep_of(env, w->shepherd);
     int expect = 0;
     /* One thief per shepherd. ORDER: acquire/release on the flag only
      * serialise the thieves; the tasks travel through the queues' locks. */
@@ -179,17 +180,17 @@ static int mts_steal(herd__worker *w, herd__work *out) {
                                                  memory_order_relaxed))
         return 0;
     int found = 0;
-    for (int k = 0; k < rt->nshepherds - 1 && !found; k++) {
+    for (int k = 0; k < env->nshepherds - 1 && !found; k++) {
         int v = sh->order[k];
-        uint32_t size = herd__tq_size(&shep_of(rt, v)->q);
+        uint32_t size = herd__tq_size(&shep_of(env, v)->q);
         if (size == 0) {
-            ask_shepherd(rt, v, -1); /* its workers may hold tasks not shared yet */
+            ask_shepherd(env, v, -1); /* its workers may hold tasks not shared yet */
             continue;
         }
-        HERD__COUNT(w, steal_attempts);
-        uint32_t got = steal_chunk(w, v, chunk_for(&rt->set, home->nworkers, size), out);
+        herd__sched_count(w->attempts);
+        uint32_t got = steal_chunk(w, v, chunk_for(env, home->nworkers, size), out);
         if (got == 0) {
-            HERD__COUNT(w, failed_steals); /* the probe saw work, the lock found none */
+            herd__sched_count(w->failed); /* the probe saw work, the lock found none */
             continue;
         }
         out->victim = -1;
@@ -197,32 +198,32 @@ static int mts_steal(herd__worker *w, herd__work *out) {
         out->ntasks = got;
         found = 1;
         if (got > 1)
-            herd__wake_for_shepherd(rt, w->shepherd); /* W3 for the shepherd-mates */
+            herd__wake_for_shepherd(env->rt, w->shepherd); /* W3 for the shepherd-mates */
     }
     atomic_store_explicit(&sh->stealing, 0, memory_order_release);
     return found;
 }
 
-static int mts_has_work(herd__worker *w) {
-    for (int s = 0; s < w->rt->nshepherds; s++)
-        if (herd__tq_size(&shep_of(w->rt, s)->q))
+static int mts_has_work(herd__sched_worker *w) {
+    for (int s = 0; s < w->env->nshepherds; s++)
+        if (herd__tq_size(&shep_of(w->env, s)->q))
             return 1;
     return 0;
 }
 
-static void mts_describe(const herd__rt *rt, int worker, char *buf, size_t len) {
-    int s = rt->workers[worker].shepherd;
+static void mts_describe(const herd__sched_env *env, int worker, char *buf, size_t len) {
+    int s = env->workers[worker].shepherd;
     size_t o = 0;
     int n = snprintf(buf, len, "shares shepherd %d's queue; steals for it from shepherds", s);
     if (n < 0 || (size_t)n >= len)
         return;
     o = (size_t)n;
-    if (rt->nshepherds == 1) {
+    if (env->nshepherds == 1) {
         snprintf(buf + o, len - o, " (none: one shepherd)");
         return;
     }
-    for (int k = 0; k < rt->nshepherds - 1; k++) {
-        n = snprintf(buf + o, len - o, " %d", shep_of(rt, s)->order[k]);
+    for (int k = 0; k < env->nshepherds - 1; k++) {
+        n = snprintf(buf + o, len - o, " %d", shep_of(env, s)->order[k]);
         if (n < 0 || (size_t)n >= len - o)
             return;
         o += (size_t)n;
@@ -244,7 +245,7 @@ const herd__sched_ops herd__sched_mts = {
 
 /* For tests (tests/unit/test_sched.c): hold or release a shepherd's thief
  * flag, as a steal in progress would. */
-void herd__mts_hold_steal(herd__rt *rt, int shepherd, int held) {
+void herd__mts_hold_steal(herd__sched_env *env, int shepherd, int held) {
     /* ORDER: release, as mts_steal's clearing store (pairs with its CAS). */
-    atomic_store_explicit(&shep_of(rt, shepherd)->stealing, held, memory_order_release);
+    atomic_store_explicit(&shep_of(env, shepherd)->stealing, held, memory_order_release);
 }

@@ -20,33 +20,33 @@
 #include <stdio.h>
 
 /* (hop class, tree distance) as one sortable key. */
-static int dist_numa(const herd__rt *rt, const void *ctx, int a, int b) {
+static int dist_numa(const herd__sched_env *env, const void *ctx, int a, int b) {
     const herd__prio *pr = ctx;
-    int pa = rt->pu_of_worker[a], pb = rt->pu_of_worker[b];
-    int tree = herd__topo_distance(&rt->topo, pa, pb);
+    int pa = env->pu_of_worker[a], pb = env->pu_of_worker[b];
+    int tree = herd__topo_distance(env->topo, pa, pb);
     if (pa == pb) /* oversubscribed: two workers on one PU are nearest */
         return tree;
-    return (herd__prio_hop(pr, &rt->topo, pa, pb) + 1) * (HERD__NLEVELS + 1) + tree;
+    return (herd__prio_hop(pr, env->topo, pa, pb) + 1) * (HERD__NLEVELS + 1) + tree;
 }
 
-static int numa_init(herd__rt *rt) {
+static int numa_init(herd__sched_env *env) {
     herd__prio pr;
     char err[256];
-    int rc = herd__prio_compute(&rt->topo, &pr, err, sizeof err);
+    int rc = herd__prio_compute(env->topo, &pr, err, sizeof err);
     if (rc) {
         fprintf(stderr, "herd: HERD_SCHED=numa: %s\n", err);
         return rc;
     }
-    rc = herd__victims_sorted(rt, dist_numa, &pr);
+    rc = herd__victims_sorted(env, dist_numa, &pr);
     herd__prio_free(&pr);
     return rc;
 }
 
-static int numa_steal(herd__worker *w, herd__work *out) {
+static int numa_steal(herd__sched_worker *w, herd__work *out) {
     return herd__steal_in_order(w, 0, out);
 }
 
-static int numa_random_steal(herd__worker *w, herd__work *out) {
+static int numa_random_steal(herd__sched_worker *w, herd__work *out) {
     return herd__steal_in_order(w, 1, out);
 }
 

@@ -30,11 +30,11 @@ typedef struct queues {
     herd__tq q[];
 } queues;
 
-static queues *data_of(const herd__rt *rt) {
-    return (queues *)rt->sched_data;
+static queues *data_of(const herd__sched_env *env) {
+    return (queues *)env->data;
 }
 
-static int queues_init(herd__rt *rt, int nqueues, int take_front) {
+static int queues_init(herd__sched_env *env, int nqueues, int take_front) {
     queues *d =
         aligned_alloc(64, (sizeof(queues) + (size_t)nqueues * sizeof(herd__tq) + 63) / 64 * 64);
     if (!d)
@@ -43,26 +43,26 @@ static int queues_init(herd__rt *rt, int nqueues, int take_front) {
     d->take_front = take_front;
     for (int i = 0; i < nqueues; i++)
         herd__tq_init(&d->q[i]);
-    rt->sched_data = d;
+    env->data = d;
     return 0;
 }
 
-static void queues_fini(herd__rt *rt) {
-    queues *d = data_of(rt);
-    for (int i = 0; i < rt->nworkers; i++)
-        rt->workers[i].shares_into = NULL; /* central's */
+static void queues_fini(herd__sched_env *env) {
+    queues *d = data_of(env);
+    for (int i = 0; i < env->nworkers; i++)
+        env->workers[i].shares_into = NULL; /* central's */
     for (int i = 0; i < d->nqueues; i++) {
         /* herd_stop runs after every run finished: the queues are empty. */
         HERD_ASSERT(herd__tq_size(&d->q[i]) == 0);
         herd__tq_fini(&d->q[i]);
     }
     free(d);
-    rt->sched_data = NULL;
+    env->data = NULL;
 }
 
 /* The queue worker w takes from. */
-static herd__tq *own_queue(herd__worker *w) {
-    queues *d = data_of(w->rt);
+static herd__tq *own_queue(herd__sched_worker *w) {
+    queues *d = data_of(w->env);
     return &d->q[d->nqueues == 1 ? 0 : w->shepherd];
 }
 
@@ -75,32 +75,32 @@ static herd__tq *own_queue(herd__worker *w) {
  * starts only when a worker takes it. */
 #define FIFO_BREADTH 1024u
 
-static int push_at(herd__worker *w, int qi, herd_fn fn, void *parent, uint16_t kind,
+static int push_at(herd__sched_worker *w, int qi, herd_fn fn, void *parent, uint16_t kind,
                    const void *arg, size_t size) {
-    queues *d = data_of(w->rt);
+    queues *d = data_of(w->env);
     herd__tq *q = &d->q[qi];
     int at_front = d->take_front && herd__tq_size(q) >= FIFO_BREADTH;
     return herd__qtask_push_at(q, at_front, fn, parent, kind, arg, size);
 }
 
-static int queues_take(herd__worker *w, herd__work *out) {
-    return herd__qtask_pop(own_queue(w), data_of(w->rt)->take_front, out);
+static int queues_take(herd__sched_worker *w, herd__work *out) {
+    return herd__qtask_pop(own_queue(w), data_of(w->env)->take_front, out);
 }
 
 /* lifo, central: the back of the worker's queue is what it takes next. */
-static int lifo_take_child(herd__worker *w, const void *join, herd__taskcopy *out) {
+static int lifo_take_child(herd__sched_worker *w, const void *join, herd__taskcopy *out) {
     return herd__qtask_pop_child(own_queue(w), join, out);
 }
 
-static int queues_has_work(herd__worker *w) {
+static int queues_has_work(herd__sched_worker *w) {
     return herd__tq_size(own_queue(w)) != 0;
 }
 
 /* ---------------------------------------------------------- fifo, lifo */
 
-static int per_shepherd_push(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
+static int per_shepherd_push(herd__sched_worker *w, herd_fn fn, void *parent, uint16_t kind,
                              const void *arg, size_t size) {
-    herd__rt *rt = w->rt;
+    const herd__sched_env *env = w->env;
     /* While an OpenMP team has only workers 0..serving-1 take shared work
      * (S1, core/worker.c), the round robin goes over those workers'
      * shepherds: a task queued at a shepherd with none of them waited for
@@ -111,24 +111,24 @@ static int per_shepherd_push(herd__worker *w, herd_fn fn, void *parent, uint16_t
      * a queue's lock, taken by the member), so every task of the region
      * pushes under its value; herd__serve_all restores it only after the
      * region's tasks ended. */
-    int serving = atomic_load_explicit(&rt->serving, memory_order_relaxed);
-    int s = serving < rt->nworkers ? rt->workers[herd__sw(w)->rr++ % (unsigned)serving].shepherd
-                                   : (int)(herd__sw(w)->rr++ % (unsigned)rt->nshepherds);
+    int serving = atomic_load_explicit(env->serving, memory_order_relaxed);
+    int s = serving < env->nworkers ? env->workers[w->rr++ % (unsigned)serving].shepherd
+                                    : (int)(w->rr++ % (unsigned)env->nshepherds);
     int rc = push_at(w, s, fn, parent, kind, arg, size);
     if (rc == 0)
-        herd__wake_for_shepherd(rt, s); /* W3 */
+        herd__wake_for_shepherd(env->rt, s); /* W3 */
     return rc;
 }
 
-static int fifo_init(herd__rt *rt) {
-    return queues_init(rt, rt->nshepherds, 1);
+static int fifo_init(herd__sched_env *env) {
+    return queues_init(env, env->nshepherds, 1);
 }
-static int lifo_init(herd__rt *rt) {
-    return queues_init(rt, rt->nshepherds, 0);
+static int lifo_init(herd__sched_env *env) {
+    return queues_init(env, env->nshepherds, 0);
 }
 
-static void no_victims(const herd__rt *rt, int worker, char *buf, size_t len) {
-    (void)rt;
+static void no_victims(const herd__sched_env *env, int worker, char *buf, size_t len) {
+    (void)env;
     (void)worker;
     snprintf(buf, len, "none (no stealing; new tasks go round robin over the shepherds)");
 }
@@ -158,41 +158,41 @@ const herd__sched_ops herd__sched_lifo = {
 
 /* ------------------------------------------------------------- central */
 
-static int central_init(herd__rt *rt) {
-    int rc = queues_init(rt, 1, 0);
-    for (int i = 0; rc == 0 && i < rt->nworkers; i++)
-        rt->workers[i].shares_into = &data_of(rt)->q[0];
+static int central_init(herd__sched_env *env) {
+    int rc = queues_init(env, 1, 0);
+    for (int i = 0; rc == 0 && i < env->nworkers; i++)
+        env->workers[i].shares_into = &data_of(env)->q[0];
     return rc;
 }
 
 /* Filled on demand, as mts's shepherd queues are (mts.c): a spawn goes to
  * the worker's deque, and a worker that finds the queue empty asks the
  * others to share. */
-static void central_share(herd__worker *w) {
-    herd__share_into(w, &data_of(w->rt)->q[0]);
+static void central_share(herd__sched_worker *w) {
+    herd__share_into(w, &data_of(w->env)->q[0]);
 }
 
-static int central_take(herd__worker *w, herd__work *out) {
+static int central_take(herd__sched_worker *w, herd__work *out) {
     if (queues_take(w, out))
         return 1;
-    herd__ask_share(w->rt, NULL, w->rt->nworkers, w->id);
+    herd__ask_share(w->env, NULL, w->env->nworkers, w->id);
     return 0;
 }
 
 /* Resumed tasks waiting on another worker's ready queue. */
-static int central_steal(herd__worker *w, herd__work *out) {
-    int n = w->rt->nworkers;
+static int central_steal(herd__sched_worker *w, herd__work *out) {
+    int n = w->env->nworkers;
     for (int k = 1; k < n; k++) {
         if (herd__steal_ready(w, (w->id + k) % n, out)) {
-            HERD__COUNT(w, steal_attempts);
+            herd__sched_count(w->attempts);
             return 1;
         }
     }
     return 0;
 }
 
-static void central_describe(const herd__rt *rt, int worker, char *buf, size_t len) {
-    (void)rt;
+static void central_describe(const herd__sched_env *env, int worker, char *buf, size_t len) {
+    (void)env;
     (void)worker;
     snprintf(buf, len, "one shared queue; resumed tasks from the next worker ids on");
 }

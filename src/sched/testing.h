@@ -2,9 +2,9 @@
 #ifndef HERD_SCHED_TESTING_H
 #define HERD_SCHED_TESTING_H
 
-#include "core/runtime.h"
+#include "sched/sched.h"
 
 /* mts: set or clear shepherd's "a worker is stealing" flag. */
-void herd__mts_hold_steal(herd__rt *rt, int shepherd, int held);
+void herd__mts_hold_steal(herd__sched_env *env, int shepherd, int held);
 
 #endif

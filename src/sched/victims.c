@@ -6,55 +6,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-int herd__dist_topology(const herd__rt *rt, const void *ctx, int a, int b) {
+int herd__dist_topology(const herd__sched_env *env, const void *ctx, int a, int b) {
     (void)ctx;
-    return herd__topo_distance(&rt->topo, rt->pu_of_worker[a], rt->pu_of_worker[b]);
+    return herd__topo_distance(env->topo, env->pu_of_worker[a], env->pu_of_worker[b]);
 }
 
-int herd__dist_ids(const herd__rt *rt, const void *ctx, int a, int b) {
+int herd__dist_ids(const herd__sched_env *env, const void *ctx, int a, int b) {
     (void)ctx;
     int d = abs(a - b);
-    return d < rt->nworkers - d ? d : rt->nworkers - d;
+    return d < env->nworkers - d ? d : env->nworkers - d;
 }
 
-int herd__victims_alloc(herd__worker *w, int n) {
-    herd__sched_worker *sw = herd__sw(w);
+int herd__victims_alloc(herd__sched_worker *sw, int n) {
     sw->order = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
     sw->class_end = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
     sw->norder = sw->nclasses = 0;
     return sw->order && sw->class_end ? 0 : HERD_ENOMEM;
 }
 
-void herd__sched_no_fini(herd__rt *rt) {
-    (void)rt;
+void herd__sched_no_fini(herd__sched_env *env) {
+    (void)env;
 }
 
-void herd__victims_add(herd__worker *w, int victim) {
-    herd__sched_worker *sw = herd__sw(w);
+void herd__victims_add(herd__sched_worker *sw, int victim) {
     sw->order[sw->norder++] = victim;
 }
 
-void herd__victims_close(herd__worker *w) {
-    herd__sched_worker *sw = herd__sw(w);
+void herd__victims_close(herd__sched_worker *sw) {
     int start = sw->nclasses ? sw->class_end[sw->nclasses - 1] : 0;
     if (sw->norder > start)
         sw->class_end[sw->nclasses++] = sw->norder;
 }
 
-int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist, const void *ctx) {
-    int n = rt->nworkers;
+int herd__victims_sorted(herd__sched_env *env, herd__victim_dist dist, const void *ctx) {
+    int n = env->nworkers;
     int *d = malloc((size_t)n * sizeof(int));
     if (!d)
         return HERD_ENOMEM;
     for (int i = 0; i < n; i++) {
-        herd__worker *w = &rt->workers[i];
-        herd__sched_worker *sw = herd__sw(w);
-        if (herd__victims_alloc(w, n - 1) != 0) {
+        herd__sched_worker *sw = &env->workers[i];
+        if (herd__victims_alloc(sw, n - 1) != 0) {
             free(d);
             return HERD_ENOMEM;
         }
         for (int v = 0; v < n; v++)
-            d[v] = dist(rt, ctx, i, v);
+            d[v] = dist(env, ctx, i, v);
         /* Insertion sort by (distance, id): n is at most a few thousand and
          * this runs once. */
         for (int v = 0; v < n; v++) {
@@ -75,60 +71,48 @@ int herd__victims_sorted(herd__rt *rt, herd__victim_dist dist, const void *ctx) 
     return 0;
 }
 
-int herd__steal_ready(herd__worker *w, int v, herd__work *out) {
-    herd__worker *victim = &w->rt->workers[v];
-    /* The back of a ready queue: the oldest work-first continuation, or the
-     * most recently resumed task. */
-    herd__ult *u = herd__readyq_pop_back(&victim->ready);
-    out->victim = v;
-    out->victim_shepherd = victim->shepherd;
-    out->ntasks = 1;
-    out->ult = u;
-    return u != NULL;
-}
-
-herd__steal_result herd__steal_from(herd__worker *w, int v, herd__work *out) {
-    herd__rt *rt = w->rt;
-    herd__worker *victim = &rt->workers[v];
+herd__steal_result herd__steal_from(herd__sched_worker *w, int v, herd__work *out) {
+    const herd__sched_env *env = w->env;
+    herd__sdq *victim = env->workers[v].q;
     /* Work that only w may take arrived (a region's member in its box, a
      * homed task resumed): end the search, the loop takes it next. A sweep
      * of ws's 2n random victims went on for about 2 us at 16 workers
      * before the member was looked at (the 16-core device: members started
      * 1,800 cycles after their placement on average, the last 6,000). */
-    if (herd__own_work_arrived(w))
+    if (herd__sched_own_work(w))
         return HERD__STEAL_EMPTY;
-    HERD__COUNT(w, steal_attempts);
+    herd__sched_count(w->attempts);
     if (herd__steal_ready(w, v, out))
         return HERD__STEAL_OK;
     herd__steal_result r;
-    herd__steal_amount amount = rt->set.steal;
+    herd__steal_amount amount = env->steal;
     if (amount == HERD__TAKE_HALF || amount == HERD__TAKE_CHUNK)
-        r = herd__sdq_steal_many(&victim->hot.q, (uint32_t)rt->set.steal_chunk,
-                                 amount == HERD__TAKE_HALF, &w->hot.q, &out->task, &out->ntasks);
+        r = herd__sdq_steal_many(victim, (uint32_t)env->steal_chunk, amount == HERD__TAKE_HALF,
+                                 w->q, &out->task, &out->ntasks);
     else
-        r = herd__sdq_steal(&victim->hot.q, &out->task);
+        r = herd__sdq_steal(victim, &out->task);
     if (r == HERD__STEAL_OK) {
         out->ult = herd__cont_ult(&out->task); /* K2: a stolen continuation resumes */
-        if (herd__sdq_public_size(&victim->hot.q))
-            herd__wake_one(rt); /* W4 */
+        if (herd__sdq_public_size(victim))
+            herd__wake_one(env->rt); /* W4 */
     } else if (r == HERD__STEAL_RETRY) {
-        HERD__COUNT(w, failed_steals);
+        herd__sched_count(w->failed);
     }
     return r;
 }
 
-void herd__ask_share(herd__rt *rt, const int *ids, int n, int self) {
+void herd__ask_share(const herd__sched_env *env, const int *ids, int n, int self) {
     for (int k = 0; k < n; k++) {
         int v = ids ? ids[k] : k;
         if (v != self)
-            herd__sdq_ask(&rt->workers[v].hot.q);
+            herd__sdq_ask(env->workers[v].q);
     }
 }
 
 #define SHARE_BATCH 64 /* tasks moved by one share, at most */
 
-void herd__share_into(herd__worker *w, herd__tq *to) {
-    herd__sdq *q = &w->hot.q;
+void herd__share_into(herd__sched_worker *w, herd__tq *to) {
+    herd__sdq *q = w->q;
     /* ORDER: relaxed; cleared before the moves, as S3 does: a request
      * raised after this is seen at a later spawn, never lost. */
     atomic_store_explicit(&q->split_req, 0, memory_order_relaxed);
@@ -159,16 +143,16 @@ void herd__share_into(herd__worker *w, herd__tq *to) {
     for (uint32_t i = 0; i < k; i++)
         herd__sdq_drop_oldest(q);
     if (k)
-        herd__wake_one(w->rt); /* W3 */
+        herd__wake_one(w->env->rt); /* W3 */
 }
 
-int herd__steal_in_order(herd__worker *w, int random_in_class, herd__work *out) {
+int herd__steal_in_order(herd__sched_worker *w, int random_in_class, herd__work *out) {
     return herd__steal_in_order_with(w, random_in_class, herd__steal_from, out);
 }
 
-int herd__steal_in_order_with(herd__worker *w, int random_in_class, herd__steal_try attempt,
+int herd__steal_in_order_with(herd__sched_worker *w, int random_in_class, herd__steal_try attempt,
                               herd__work *out) {
-    const herd__sched_worker *sw = herd__sw(w);
+    const herd__sched_worker *sw = w;
     int start = 0;
     for (int c = 0; c < sw->nclasses; c++) {
         int end = sw->class_end[c], size = end - start;
@@ -183,8 +167,8 @@ int herd__steal_in_order_with(herd__worker *w, int random_in_class, herd__steal_
     return 0;
 }
 
-void herd__victims_describe(const herd__rt *rt, int worker, char *buf, size_t len) {
-    const herd__sched_worker *sw = herd__sw(&rt->workers[worker]);
+void herd__victims_describe(const herd__sched_env *env, int worker, char *buf, size_t len) {
+    const herd__sched_worker *sw = &env->workers[worker];
     size_t o = 0;
     if (sw->norder == 0) {
         snprintf(buf, len, "none (no other worker)");

@@ -8,13 +8,13 @@
 
 #include <stdio.h>
 
-static int ws_init(herd__rt *rt) {
-    (void)rt;
+static int ws_init(herd__sched_env *env) {
+    (void)env;
     return 0;
 }
 
-static int ws_steal(herd__worker *w, herd__work *out) {
-    int n = w->rt->nworkers;
+static int ws_steal(herd__sched_worker *w, herd__work *out) {
+    int n = w->env->nworkers;
     for (int attempt = 0; attempt < 2 * n; attempt++) {
         int v = (int)(herd__rand(w) % (uint64_t)(n - 1));
         if (v >= w->id)
@@ -25,12 +25,12 @@ static int ws_steal(herd__worker *w, herd__work *out) {
     return 0;
 }
 
-static void ws_describe(const herd__rt *rt, int worker, char *buf, size_t len) {
+static void ws_describe(const herd__sched_env *env, int worker, char *buf, size_t len) {
     (void)worker;
-    if (rt->nworkers < 2)
+    if (env->nworkers < 2)
         snprintf(buf, len, "none (no other worker)");
     else
-        snprintf(buf, len, "random, uniform over the other %d workers", rt->nworkers - 1);
+        snprintf(buf, len, "random, uniform over the other %d workers", env->nworkers - 1);
 }
 
 const herd__sched_ops herd__sched_ws = {
@@ -42,11 +42,11 @@ const herd__sched_ops herd__sched_ws = {
     .describe_victims = ws_describe,
 };
 
-static int nearest_init(herd__rt *rt) {
-    return herd__victims_sorted(rt, herd__dist_ids, NULL);
+static int nearest_init(herd__sched_env *env) {
+    return herd__victims_sorted(env, herd__dist_ids, NULL);
 }
 
-static int nearest_steal(herd__worker *w, herd__work *out) {
+static int nearest_steal(herd__sched_worker *w, herd__work *out) {
     return herd__steal_in_order(w, 0, out);
 }
 

@@ -165,7 +165,7 @@ static void print_scheduler(const herd__rt *rt) {
     printf("victim order (%s; '|' separates classes of equally near victims):\n", rt->sched->name);
     for (int w = 0; w < rt->nworkers; w++) {
         char line[1024];
-        rt->sched->describe_victims(rt, w, line, sizeof line);
+        rt->sched->describe_victims(&rt->sched_env, w, line, sizeof line);
         printf("  worker %d: %s\n", w, line);
     }
 }

@@ -32,6 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The scheduler's record of a core worker: what its operations take. */
+#define SW(w) ((w)->sched_self)
+
 /* ------------------------------------------------------ runtime, no threads */
 
 static herd__rt *build(const char *sched, const char *topology, int workers, const char *steal,
@@ -55,7 +58,7 @@ static herd__rt *build(const char *sched, const char *topology, int workers, con
 }
 
 static void order_is(const herd__rt *rt, int worker, const int *want, int n) {
-    const herd__sched_worker *w = herd__sw(&rt->workers[worker]);
+    const herd__sched_worker *w = SW(&rt->workers[worker]);
     CHECK_EQ(w->norder, n);
     for (int k = 0; k < n; k++)
         if (w->order[k] != want[k]) {
@@ -108,13 +111,13 @@ static void test_numa_orders(void) {
     herd__rt *rt = build("numa", "pack:4 core:8 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     for (int i = 0; i < rt->nworkers; i++) {
-        const herd__sched_worker *w = herd__sw(&rt->workers[i]);
+        const herd__sched_worker *w = SW(&rt->workers[i]);
         CHECK_EQ(w->norder, 31);
         CHECK_EQ(w->nclasses, 2); /* same package, other packages */
         CHECK_EQ(w->class_end[0], 7);
         for (int k = 1; k < w->norder; k++) {
-            int d0 = herd__dist_topology(rt, NULL, i, w->order[k - 1]);
-            int d1 = herd__dist_topology(rt, NULL, i, w->order[k]);
+            int d0 = herd__dist_topology(&rt->sched_env, NULL, i, w->order[k - 1]);
+            int d1 = herd__dist_topology(&rt->sched_env, NULL, i, w->order[k]);
             CHECK(d0 < d1 || (d0 == d1 && w->order[k - 1] < w->order[k]));
         }
     }
@@ -126,12 +129,12 @@ static void test_numa_orders(void) {
     queue_public(&rt->workers[20], 3); /* another package */
     queue_public(&rt->workers[5], 2);  /* the thief's package */
     herd__work out;
-    CHECK(rt->sched->steal(&rt->workers[0], &out));
+    CHECK(rt->sched->steal(SW(&rt->workers[0]), &out));
     CHECK(out.ult == NULL && out.victim == 5 && out.ntasks == 1);
     CHECK_EQ(out.victim_shepherd, rt->workers[0].shepherd); /* l3 = package here */
     CHECK_EQ(arg_of(&out.task), 0);                         /* the oldest */
-    CHECK(rt->sched->steal(&rt->workers[0], &out) && out.victim == 5);
-    CHECK(rt->sched->steal(&rt->workers[0], &out) && out.victim == 20);
+    CHECK(rt->sched->steal(SW(&rt->workers[0]), &out) && out.victim == 5);
+    CHECK(rt->sched->steal(SW(&rt->workers[0]), &out) && out.victim == 20);
     CHECK(out.victim_shepherd != rt->workers[0].shepherd);
     herd__rt_free(rt);
 
@@ -144,7 +147,7 @@ static void test_numa_orders(void) {
         for (int v = 0; v < 32; v++)
             if (v != 3)
                 queue_public(&rt->workers[v], 1);
-        CHECK(rt->sched->steal(&rt->workers[3], &out));
+        CHECK(rt->sched->steal(SW(&rt->workers[3]), &out));
         CHECK(out.victim / 8 == 0); /* always from the thief's own package */
         seen[out.victim]++;
         for (int v = 0; v < 32; v++)
@@ -167,7 +170,7 @@ static const hwloc_uint64_t three_hops[16] = {10, 12, 20, 30, /* */
                                               30, 20, 12, 10};
 
 static void classes_are(const herd__rt *rt, int worker, const int *want_end, int nclasses) {
-    const herd__sched_worker *w = herd__sw(&rt->workers[worker]);
+    const herd__sched_worker *w = SW(&rt->workers[worker]);
     CHECK_EQ(w->nclasses, nclasses);
     for (int c = 0; c < nclasses; c++)
         CHECK_EQ(w->class_end[c], want_end[c]);
@@ -194,8 +197,8 @@ static void test_numa_matrix_orders(void) {
     queue_public(&rt->workers[4], 1); /* node 2: 30 from node 1 */
     queue_public(&rt->workers[7], 1); /* node 3: 20 from node 1 */
     herd__work out;
-    CHECK(rt->sched->steal(&rt->workers[2], &out) && out.victim == 7);
-    CHECK(rt->sched->steal(&rt->workers[2], &out) && out.victim == 4);
+    CHECK(rt->sched->steal(SW(&rt->workers[2]), &out) && out.victim == 7);
+    CHECK(rt->sched->steal(SW(&rt->workers[2]), &out) && out.victim == 4);
     herd__rt_free(rt);
 
     STEP("numa-random: the same classes, a random first victim in each");
@@ -208,7 +211,7 @@ static void test_numa_matrix_orders(void) {
     for (int round = 0; round < 100; round++) {
         for (int v = 4; v < 8; v++) /* nodes 2 and 3 only */
             queue_public(&rt->workers[v], 1);
-        CHECK(rt->sched->steal(&rt->workers[2], &out));
+        CHECK(rt->sched->steal(SW(&rt->workers[2]), &out));
         CHECK(out.victim == 6 || out.victim == 7); /* node 3, the nearer */
         seen[out.victim]++;
         for (int v = 4; v < 8; v++)
@@ -227,7 +230,7 @@ static void test_hier_orders(void) {
      * the visit starts (position + previous group size) mod group size. */
     int want1[7] = {0, 3, 2, 5, 6, 7, 4};
     order_is(rt, 1, want1, 7);
-    CHECK_EQ(herd__sw(&rt->workers[1])->nclasses, 3);
+    CHECK_EQ(SW(&rt->workers[1])->nclasses, 3);
     int want6[7] = {7, 4, 5, 2, 3, 0, 1};
     order_is(rt, 6, want6, 7);
     /* The papers' Figure 3 example: groups of 3, 6 and 12; processor 4. */
@@ -262,7 +265,7 @@ static void test_steal_amounts(void) {
         herd__worker *thief = &rt->workers[0], *victim = &rt->workers[1];
         queue_public(victim, cases[c].queued);
         herd__work out;
-        CHECK(rt->sched->steal(thief, &out));
+        CHECK(rt->sched->steal(SW(thief), &out));
         CHECK_EQ(out.ntasks, cases[c].moved);
         CHECK_EQ(arg_of(&out.task), 0); /* the oldest runs at once */
         CHECK_EQ(herd__sdq_public_size(&victim->hot.q), cases[c].queued - cases[c].moved);
@@ -299,34 +302,34 @@ static void test_mts(void) {
     queue_private(home, 10);
     herd__work out;
     /* Nothing shared yet: a shepherd-mate finds nothing and asks. */
-    CHECK(!rt->sched->take(&rt->workers[1], &out));
+    CHECK(!rt->sched->take(SW(&rt->workers[1]), &out));
     CHECK(herd__sdq_wants_publish(&home->hot.q));
     CHECK(!herd__sdq_wants_publish(&rt->workers[1].hot.q)); /* not itself */
     CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
     /* The owner's answer: tasks 0..4 move, the request is cleared. */
-    rt->sched->share(home);
+    rt->sched->share(SW(home));
     CHECK(!herd__sdq_wants_publish(&home->hot.q));
     CHECK_EQ(herd__sdq_queued(&home->hot.q), 5);
     CHECK_EQ(herd__sdq_public_size(&home->hot.q), 0); /* no thief ever reads a deque */
     /* Within the shepherd, LIFO: the newest shared task first. */
-    CHECK(rt->sched->take(&rt->workers[1], &out) && arg_of(&out.task) == 4);
+    CHECK(rt->sched->take(SW(&rt->workers[1]), &out) && arg_of(&out.task) == 4);
 
     STEP("mts: one thief per shepherd, a chunk of one task per worker, oldest first");
     /* A shepherd-mate is stealing: the others wait, and take nothing. */
-    herd__mts_hold_steal(rt, 1, 1);
-    CHECK(!rt->sched->steal(thief, &out));
-    CHECK(!rt->sched->take(mate, &out));
-    herd__mts_hold_steal(rt, 1, 0);
-    CHECK(rt->sched->steal(thief, &out));
+    herd__mts_hold_steal(&rt->sched_env, 1, 1);
+    CHECK(!rt->sched->steal(SW(thief), &out));
+    CHECK(!rt->sched->take(SW(mate), &out));
+    herd__mts_hold_steal(&rt->sched_env, 1, 0);
+    CHECK(rt->sched->steal(SW(thief), &out));
     CHECK(out.victim == -1 && out.victim_shepherd == 0 && out.ntasks == 3);
     CHECK_EQ(arg_of(&out.task), 0); /* from the old end of the victim's queue */
     /* The other two went to shepherd 1's queue, for its other workers. */
-    CHECK(rt->sched->take(mate, &out) && arg_of(&out.task) == 2);
-    CHECK(rt->sched->take(&rt->workers[5], &out) && arg_of(&out.task) == 1);
-    CHECK(!rt->sched->take(mate, &out));
-    CHECK(rt->sched->take(&rt->workers[2], &out) && arg_of(&out.task) == 3);
+    CHECK(rt->sched->take(SW(mate), &out) && arg_of(&out.task) == 2);
+    CHECK(rt->sched->take(SW(&rt->workers[5]), &out) && arg_of(&out.task) == 1);
+    CHECK(!rt->sched->take(SW(mate), &out));
+    CHECK(rt->sched->take(SW(&rt->workers[2]), &out) && arg_of(&out.task) == 3);
     /* Shepherd 0's queue is empty now: a remote thief asks its workers. */
-    CHECK(!rt->sched->steal(thief, &out));
+    CHECK(!rt->sched->steal(SW(thief), &out));
     CHECK(herd__sdq_wants_publish(&home->hot.q));
     /* The owner keeps its newer half: 9 down to 5, then everything below
      * is gone (S7 marked the shared slots as a thief would: S6 returns). */
@@ -342,18 +345,18 @@ static void test_mts(void) {
     rt = build("mts", "pack:2 core:3 pu:1", 0, "chunk:5", NULL);
     CHECK(rt != NULL);
     queue_private(&rt->workers[0], 24);
-    rt->sched->share(&rt->workers[0]); /* 12 shared */
-    CHECK(rt->sched->steal(&rt->workers[3], &out) && out.ntasks == 5);
-    while (rt->sched->take(&rt->workers[0], &out) || rt->sched->take(&rt->workers[3], &out))
+    rt->sched->share(SW(&rt->workers[0])); /* 12 shared */
+    CHECK(rt->sched->steal(SW(&rt->workers[3]), &out) && out.ntasks == 5);
+    while (rt->sched->take(SW(&rt->workers[0]), &out) || rt->sched->take(SW(&rt->workers[3]), &out))
         ;
     drain_all(&rt->workers[0]);
     herd__rt_free(rt);
     rt = build("mts", "pack:2 core:3 pu:1", 0, "half", NULL);
     CHECK(rt != NULL);
     queue_private(&rt->workers[0], 24);
-    rt->sched->share(&rt->workers[0]);
-    CHECK(rt->sched->steal(&rt->workers[3], &out) && out.ntasks == 6);
-    while (rt->sched->take(&rt->workers[0], &out) || rt->sched->take(&rt->workers[3], &out))
+    rt->sched->share(SW(&rt->workers[0]));
+    CHECK(rt->sched->steal(SW(&rt->workers[3]), &out) && out.ntasks == 6);
+    while (rt->sched->take(SW(&rt->workers[0]), &out) || rt->sched->take(SW(&rt->workers[3]), &out))
         ;
     drain_all(&rt->workers[0]);
     herd__rt_free(rt);
@@ -363,11 +366,11 @@ static void test_mts(void) {
     CHECK(rt != NULL);
     queue_private(&rt->workers[0], 300);
     for (int round = 0; round < 3; round++) /* 64 at a time: the ring grows past 64 and 128 */
-        rt->sched->share(&rt->workers[0]);
+        rt->sched->share(SW(&rt->workers[0]));
     CHECK_EQ(herd__sdq_queued(&rt->workers[0].hot.q), 300 - 3 * 64);
     for (int want = 3 * 64 - 1; want >= 0; want--)
-        CHECK(rt->sched->take(&rt->workers[1], &out) && arg_of(&out.task) == want);
-    CHECK(!rt->sched->take(&rt->workers[1], &out));
+        CHECK(rt->sched->take(SW(&rt->workers[1]), &out) && arg_of(&out.task) == want);
+    CHECK(!rt->sched->take(SW(&rt->workers[1]), &out));
     CHECK_EQ(drain_all(&rt->workers[0]), 300 - 3 * 64);
     herd__rt_free(rt);
 
@@ -375,12 +378,12 @@ static void test_mts(void) {
     rt = build("central", "pack:2 core:2 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     queue_private(&rt->workers[2], 4);
-    CHECK(!rt->sched->take(&rt->workers[0], &out));
+    CHECK(!rt->sched->take(SW(&rt->workers[0]), &out));
     CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
     CHECK(herd__sdq_wants_publish(&rt->workers[3].hot.q));
-    rt->sched->share(&rt->workers[2]);
-    CHECK(rt->sched->take(&rt->workers[3], &out) && arg_of(&out.task) == 1);
-    CHECK(rt->sched->take(&rt->workers[0], &out) && arg_of(&out.task) == 0);
+    rt->sched->share(SW(&rt->workers[2]));
+    CHECK(rt->sched->take(SW(&rt->workers[3]), &out) && arg_of(&out.task) == 1);
+    CHECK(rt->sched->take(SW(&rt->workers[0]), &out) && arg_of(&out.task) == 0);
     drain_all(&rt->workers[2]);
     herd__rt_free(rt);
 }
@@ -528,22 +531,22 @@ static void test_hier_placement_ops(void) {
     CHECK(rt->sched->place_first_level != NULL);
     herd__worker *w = rt->workers;
     for (int i = 0; i < 8; i++)
-        CHECK_OK(rt->sched->place_first_level(&w[1], noop, NULL, &i, sizeof i));
+        CHECK_OK(rt->sched->place_first_level(SW(&w[1]), noop, NULL, &i, sizeof i));
     /* From the spawning worker on: 1 gets 0 and 4, 2 gets 1 and 5, ... */
     herd__work out;
-    CHECK(rt->sched->take(&w[2], &out) && arg_of(&out.task) == 1);
-    CHECK(rt->sched->take(&w[2], &out) && arg_of(&out.task) == 5);
-    CHECK(!rt->sched->take(&w[2], &out));
-    CHECK(rt->sched->take(&w[0], &out) && arg_of(&out.task) == 3);
+    CHECK(rt->sched->take(SW(&w[2]), &out) && arg_of(&out.task) == 1);
+    CHECK(rt->sched->take(SW(&w[2]), &out) && arg_of(&out.task) == 5);
+    CHECK(!rt->sched->take(SW(&w[2]), &out));
+    CHECK(rt->sched->take(SW(&w[0]), &out) && arg_of(&out.task) == 3);
     /* Worker 0's nearest victim is 1: its newest first-level task. */
-    CHECK(rt->sched->has_work(&w[2]));
-    CHECK(rt->sched->steal(&w[0], &out));
+    CHECK(rt->sched->has_work(SW(&w[2])));
+    CHECK(rt->sched->steal(SW(&w[0]), &out));
     CHECK(out.ult == NULL && out.victim == 1 && out.ntasks == 1 && arg_of(&out.task) == 4);
-    CHECK(rt->sched->take(&w[1], &out) && arg_of(&out.task) == 0);
-    CHECK(rt->sched->take(&w[3], &out) && arg_of(&out.task) == 2);
-    CHECK(rt->sched->take(&w[3], &out) && arg_of(&out.task) == 6);
-    CHECK(rt->sched->take(&w[0], &out) && arg_of(&out.task) == 7);
-    CHECK(!rt->sched->has_work(&w[2]));
+    CHECK(rt->sched->take(SW(&w[1]), &out) && arg_of(&out.task) == 0);
+    CHECK(rt->sched->take(SW(&w[3]), &out) && arg_of(&out.task) == 2);
+    CHECK(rt->sched->take(SW(&w[3]), &out) && arg_of(&out.task) == 6);
+    CHECK(rt->sched->take(SW(&w[0]), &out) && arg_of(&out.task) == 7);
+    CHECK(!rt->sched->has_work(SW(&w[2])));
     herd__rt_free(rt);
 }
 
@@ -554,7 +557,7 @@ static size_t first_level_queued(void) {
     herd__rt *rt = herd__rt_global;
     size_t n = 0;
     for (int i = 0; i < rt->nworkers; i++)
-        n += herd__tq_size(&((herd__tq *)rt->sched_data)[i]);
+        n += herd__tq_size(&((herd__tq *)rt->sched_env.data)[i]);
     return n;
 }
 

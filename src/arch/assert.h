@@ -1,8 +1,7 @@
 /* HERD_ASSERT: an invariant checked in debug builds (HERD_DEBUG, or no
- * NDEBUG), nothing in release builds. Shared by core and the layers above
- * it (core/seam_omp.h). */
-#ifndef HERD_CORE_ASSERT_H
-#define HERD_CORE_ASSERT_H
+ * NDEBUG), nothing in release builds. Every layer may use it. */
+#ifndef HERD_ARCH_ASSERT_H
+#define HERD_ARCH_ASSERT_H
 
 #if defined(HERD_DEBUG) || !defined(NDEBUG)
 #include <stdio.h>
