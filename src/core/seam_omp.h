@@ -8,9 +8,9 @@
 #ifndef HERD_CORE_SEAM_OMP_H
 #define HERD_CORE_SEAM_OMP_H
 
+#include "arch/assert.h"
 #include "arch/os.h"
 #include "arch/spin.h"
-#include "core/assert.h"
 #include "core/config.h"
 #include "core/wait.h"
 #include "herd/herd.h"

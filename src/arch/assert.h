@@ -1,10 +1,16 @@
 /* HERD_ASSERT: an invariant checked in debug builds (HERD_DEBUG, or no
- * NDEBUG), nothing in release builds. Shared by core and the layers above
- * it (core/seam_omp.h). */
-#ifndef HERD_CORE_ASSERT_H
-#define HERD_CORE_ASSERT_H
+ * NDEBUG), nothing in release builds. Every layer may use it. */
+#ifndef HERD_ARCH_ASSERT_H
+#define HERD_ARCH_ASSERT_H
 
+/* HERD_ASSERTS: 1 where HERD_ASSERT checks, 0 where it is nothing. */
 #if defined(HERD_DEBUG) || !defined(NDEBUG)
+#define HERD_ASSERTS 1
+#else
+#define HERD_ASSERTS 0
+#endif
+
+#if HERD_ASSERTS
 #include <stdio.h>
 #include <stdlib.h>
 #define HERD_ASSERT(c)                                                                             \
