@@ -3,7 +3,14 @@
 #ifndef HERD_ARCH_ASSERT_H
 #define HERD_ARCH_ASSERT_H
 
+/* HERD_ASSERTS: 1 where HERD_ASSERT checks, 0 where it is nothing. */
 #if defined(HERD_DEBUG) || !defined(NDEBUG)
+#define HERD_ASSERTS 1
+#else
+#define HERD_ASSERTS 0
+#endif
+
+#if HERD_ASSERTS
 #include <stdio.h>
 #include <stdlib.h>
 #define HERD_ASSERT(c)                                                                             \

@@ -226,6 +226,12 @@ _Static_assert(offsetof(herd__worker, hot) == 0 &&
                "herd__self(), herd__self_id() and herd__self_queued() read herd__tls "
                "(core/seam_omp.h)");
 
+/* Debug builds: the calling thread runs worker w, whose owner-only state is
+ * then its alone. herd__tls says which worker a thread runs: set by the
+ * worker's pthread, or in adopt mode by the thread that holds worker 0 now
+ * (core/adopt.c); NULL in a thread that runs none. */
+#define HERD_ASSERT_OWNER(w) HERD_ASSERT(herd__tls == &(w)->hot)
+
 typedef struct herd__inject {
     struct herd__inject *next;
     herd__taskcopy task;
@@ -313,6 +319,7 @@ void herd__run_root(herd__worker *w, herd__taskcopy *t);
 /* Make f the worker's first-level frame (NULL: none), closing or reopening
  * herd_spawn's inline path to match. */
 static inline void herd__set_first_level(herd__worker *w, herd__frame *f) {
+    HERD_ASSERT_OWNER(w);
     w->first_level = f;
     w->hot.spawn_limit = f ? 0 : w->spawn_limit_open;
 }
@@ -380,6 +387,7 @@ static inline int herd__fork_covers(uint64_t range, int id) {
 /* A fork w has not looked at may hold a task for w (F2; odd: one is being
  * written, look again). A hint. Context: w's owner. */
 static inline int herd__fork_pending(herd__worker *w) {
+    HERD_ASSERT_OWNER(w);
     herd__fork_rec *f = &w->rt->fork;
     /* ORDER: acquire; a sleeper that reads the new seq reads its range
      * (W2: otherwise the placer's wake-up after F1 finds it counted).
@@ -394,6 +402,7 @@ static inline int herd__fork_pending(herd__worker *w) {
 /* Tasks placed on w alone may wait: in its box or on its queue, or in a
  * fork. Context: w's owner. */
 static inline int herd__placed_pending(herd__worker *w) {
+    HERD_ASSERT_OWNER(w);
     /* ORDER: relaxed; a hint, the taker's acquire load follows (X2). */
     return atomic_load_explicit(&w->box.state, memory_order_relaxed) == HERD__BOX_FULL ||
            herd__fork_pending(w) || herd__tq_size(&w->mine) != 0;

@@ -296,6 +296,7 @@ static int take_fork(herd__worker *w, herd__work *out) {
 }
 
 int herd__take_placed_mine(herd__worker *w, herd__work *out) {
+    HERD_ASSERT_OWNER(w);
     if (take_fork(w, out))
         return 1;
     herd__box *b = &w->box;
@@ -571,7 +572,7 @@ int herd__fork(int first, int count, herd_fn fn, const void *arg, size_t arg_siz
     HERD_ASSERT(w->id == 0); /* the only placer (F1) */
     herd__fork_rec *f = &rt->fork;
     uint64_t s = w->fork.placed; /* = f->seq: only this worker writes it */
-#if defined(HERD_DEBUG) || !defined(NDEBUG)
+#if HERD_ASSERTS
     /* F3: the last fork was joined. */
     for (int i = w->fork.first; i < w->fork.first + w->fork.count; i++)
         HERD_ASSERT(atomic_load_explicit(&rt->workers[i].fork.done, memory_order_relaxed) == s + 1);

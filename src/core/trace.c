@@ -108,10 +108,8 @@ static event *append(herd__trace_buf *t) {
 }
 
 /* Owner only: the hooks pass the worker the caller runs on. */
-#define ASSERT_OWNER(w) HERD_ASSERT(herd__self() == (w))
-
 void herd__trace_task_begin_slow(herd__worker *w, herd_fn fn, int span, int task_kind) {
-    ASSERT_OWNER(w);
+    HERD_ASSERT_OWNER(w);
     herd__trace_buf *t = w->trace;
     HERD_ASSERT(t->open == NULL); /* spans of one worker never nest */
     event *e = append(t);
@@ -133,7 +131,7 @@ void herd__trace_resume_slow(herd__worker *w, const herd__ult *u) {
 }
 
 void herd__trace_task_end_slow(herd__worker *w, int how) {
-    ASSERT_OWNER(w);
+    HERD_ASSERT_OWNER(w);
     herd__trace_buf *t = w->trace;
     event *e = t->open;
     if (!e)
@@ -145,7 +143,7 @@ void herd__trace_task_end_slow(herd__worker *w, int how) {
 }
 
 void herd__trace_steal_slow(herd__worker *w, const herd__work *got) {
-    ASSERT_OWNER(w);
+    HERD_ASSERT_OWNER(w);
     event *e = append(w->trace);
     if (!e)
         return;
@@ -160,7 +158,7 @@ void herd__trace_steal_slow(herd__worker *w, const herd__work *got) {
 }
 
 void herd__trace_idle_slow(herd__worker *w, uint64_t since_ns, uint64_t until_ns) {
-    ASSERT_OWNER(w);
+    HERD_ASSERT_OWNER(w);
     event *e = append(w->trace);
     if (!e)
         return;

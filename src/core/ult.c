@@ -171,6 +171,7 @@ void herd__ult_pool_free(herd__rt *rt) {
 }
 
 herd__ult *herd__ult_get(herd__worker *w) {
+    HERD_ASSERT_OWNER(w); /* the cache */
     herd__ult *u = w->cache;
     if (u) {
         w->cache = u->next;
@@ -194,6 +195,7 @@ herd__ult *herd__ult_get(herd__worker *w) {
 }
 
 void herd__ult_put(herd__worker *w, herd__ult *u) {
+    HERD_ASSERT_OWNER(w); /* the cache */
     if (u->ran_task)
         herd__stack_trim(&w->rt->stacks, u->stack);
     u->ran_task = 0;
@@ -421,6 +423,8 @@ void herd__worker_exit(herd__worker *w) {
     __builtin_unreachable();
 }
 
+/* Not HERD_ASSERT_OWNER: in adopt mode herd_stop frees worker 0's cache
+ * from its own thread, once no thread holds worker 0 (runtime.c). */
 void herd__worker_free_cache(herd__worker *w) {
     while (w->cache) {
         herd__ult *u = w->cache;

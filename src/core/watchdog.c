@@ -68,6 +68,7 @@ void herd__ult_untrack(herd__rt *rt, herd__ult *u) {
 }
 
 void herd__wait_record(herd__worker *w, herd__ult *u, int kind, const void *obj, void *ra) {
+    HERD_ASSERT_OWNER(w);
     herd__waitrec *r = &u->wait;
     int lvl = 1;
     /* ORDER: relaxed stores throughout, published by the release store of

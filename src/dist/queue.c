@@ -22,6 +22,7 @@
  * Rn the MPI rules relied on. */
 #include "dist/pool_internal.h"
 
+#include "arch/assert.h"
 #include "arch/spin.h"
 
 #include <sched.h>
@@ -221,6 +222,7 @@ char *herd__pool_push_slot(herd_pool *p, int cls, size_t size) {
 /* Q2 (release, owner only, no lock): publish the k oldest private tasks
  * by raising split. */
 void herd__pool_release(herd_pool *p, int64_t k) {
+    HERD_ASSERT(herd__pool_may_mpi(p)); /* H4: in hybrid mode, the comm thread's */
     /* H2: the local bound first, so that no worker pops what we publish.
      * The lock also orders the workers' stores into those slots (made
      * before their unlock) before our MPI_Win_sync below. */

@@ -469,6 +469,7 @@ herd_group *herd__omp_deps_group(omp_deps *d) {
 }
 
 void herd__omp_add_event(omp_task *parent, omp_event *e, int dep) {
+    HERD_ASSERT(herd__omp_cur == parent); /* owner only: the creating task */
     omp_deps *d = deps_of(parent);
     pending_event *p = xmalloc(sizeof *p);
     p->e = e;
@@ -481,6 +482,7 @@ void herd__omp_wait_events(omp_task *t, int dep_only) {
     omp_deps *d = t->deps;
     if (!d)
         return;
+    HERD_ASSERT(herd__omp_cur == t); /* owner only: the creating task */
     for (pending_event **pp = &d->events; *pp;) {
         pending_event *p = *pp;
         if (dep_only && !p->dep) {

@@ -9,6 +9,19 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#if HERD_ASSERTS
+static __thread const herd__sdq *owned; /* herd__sdq_own's deque */
+
+void herd__sdq_own(herd__sdq *q) {
+    owned = q;
+}
+
+int herd__sdq_is_owner(const herd__sdq *q) {
+    const herd__hot *h = herd__tls;
+    return q == owned || (h && q == &h->q);
+}
+#endif
+
 static void *map_lazy(size_t bytes) {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
@@ -37,6 +50,7 @@ size_t herd__sdq_reserved(uint32_t cap) {
  * thief reads q->big only for a slot pushed after it was set, which the
  * release CAS of the publish (S3) carries to it. */
 int herd__sdq_map_big(herd__sdq *q) {
+    HERD__SDQ_OWNER(q);
     if (q->big)
         return 0;
     q->big = map_lazy((size_t)q->cap * HERD_ARG_MAX);
@@ -59,6 +73,7 @@ void herd__sdq_fini(herd__sdq *q) {
 }
 
 uint32_t herd__sdq_publish(herd__sdq *q) {
+    HERD__SDQ_OWNER(q);
     /* ORDER: relaxed; clearing before the CAS below means a thief that raises
      * the flag again after our CAS is seen at a later push, never lost. */
     atomic_store_explicit(&q->split_req, 0, memory_order_relaxed);
@@ -84,6 +99,7 @@ uint32_t herd__sdq_publish(herd__sdq *q) {
 }
 
 herd__pop_result herd__sdq_pop_slow(herd__sdq *q, uint32_t base, herd__taskcopy *out) {
+    HERD__SDQ_OWNER(q);
     /* S2': the private part is empty (head == split); take back the newer half
      * of the public part, but never below base. */
     uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
@@ -127,6 +143,7 @@ static void wait_thieves(herd__sdq *q, uint32_t from, uint32_t to) {
 }
 
 void herd__sdq_reset(herd__sdq *q, uint32_t new_head) {
+    HERD__SDQ_OWNER(q);
     /* S6: every slot below head is gone (tail == split == head). Thieves that
      * won slots in [new_head, head) may still be copying them: wait for their
      * `taken` marks before the owner can write over those slots. */
@@ -139,6 +156,7 @@ void herd__sdq_reset(herd__sdq *q, uint32_t new_head) {
 }
 
 void herd__sdq_drop_oldest(herd__sdq *q) {
+    HERD__SDQ_OWNER(q);
     uint32_t s = q->split;
     /* S7. The public part is empty (tail == split, checked by
      * herd__sdq_oldest_private), and stays so: tail and split move up
@@ -152,6 +170,7 @@ void herd__sdq_drop_oldest(herd__sdq *q) {
 }
 
 uint32_t herd__sdq_compact(herd__sdq *q, uint32_t base, uint32_t min_gain) {
+    HERD__SDQ_OWNER(q);
     /* ORDER: relaxed; only a guess at tail (a stale one is lower, so the
      * test below is conservative): the CAS of S8a, or split == tail (no
      * thief can then move tail), makes it exact, and the slots' contents

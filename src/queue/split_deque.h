@@ -21,10 +21,14 @@
  * scheduler whose workers share through a queue of its own (mts, central),
  * no thief reads the deque: the owner hands its oldest private slots to
  * that queue (S7).
+ *
+ * Owner-only steps check their caller in debug builds (HERD__SDQ_OWNER:
+ * split-deque.md, "Who the owner is").
  */
 #ifndef HERD_SPLIT_DEQUE_H
 #define HERD_SPLIT_DEQUE_H
 
+#include "arch/assert.h"
 #include "herd/herd.h" /* herd__slot, herd__sdq: herd/herd_fast.h */
 
 #include <stdatomic.h>
@@ -51,6 +55,25 @@ typedef enum herd__pop_result {
     HERD__POP_NONE,   /* head <= base: nothing queued above base */
     HERD__POP_STOLEN, /* every slot in [base, head) was stolen: call herd__sdq_reset(q, base) */
 } herd__pop_result;
+
+/* The owner of a worker's deque is the thread running that worker
+ * (herd__tls points at the worker's herd__hot): its pthread, or in adopt
+ * mode whichever application thread holds worker 0 now. A deque of no
+ * worker (the deque tests) is owned by the thread whose latest
+ * herd__sdq_own named it. Debug builds abort when an owner-only step comes
+ * from another thread; release builds check nothing, and herd__sdq_own
+ * does nothing. */
+#if HERD_ASSERTS
+#define HERD__SDQ_OWNER(q) HERD_ASSERT(herd__sdq_is_owner(q) && "owner only")
+int herd__sdq_is_owner(const herd__sdq *q);
+/* Make the calling thread q's owner (NULL: none) for a deque of no worker. */
+void herd__sdq_own(herd__sdq *q);
+#else
+#define HERD__SDQ_OWNER(q) ((void)0)
+static inline void herd__sdq_own(herd__sdq *q) {
+    (void)q;
+}
+#endif
 
 /* Map cap slots lazily (the big-argument area waits for its first use:
  * herd__sdq_map_big). Returns 0 or HERD_ENOMEM. */
@@ -110,6 +133,7 @@ static inline void herd__copy_arg(void *dst, const void *src, size_t size) {
  * Returns 0, or HERD_ENOMEM when the deque is full. */
 static inline int herd__sdq_push(herd__sdq *q, herd_fn fn, void *parent, uint16_t kind,
                                  const void *arg, size_t size) {
+    HERD__SDQ_OWNER(q);
     uint32_t h = q->head;
     if (__builtin_expect(h == q->cap, 0))
         return HERD_ENOMEM;
@@ -122,7 +146,8 @@ static inline int herd__sdq_push(herd__sdq *q, herd_fn fn, void *parent, uint16_
     return 0;
 }
 
-/* Owner only: is a thief asking for work? (one relaxed load; see S3) */
+/* Is a thief asking q's owner for work? (one relaxed load; the owner's
+ * answer is S3 or S7; anyone may look) */
 static inline int herd__sdq_wants_publish(herd__sdq *q) {
     /* ORDER: relaxed; a late view only delays publication, it never loses a task. */
     return atomic_load_explicit(&q->split_req, memory_order_relaxed) != 0;
@@ -140,6 +165,7 @@ static inline void herd__sdq_ask(herd__sdq *q) {
  * through a queue of its own, mts): the oldest private slot, or NULL when
  * the private part is empty or some of the deque is public. */
 static inline herd__slot *herd__sdq_oldest_private(herd__sdq *q) {
+    HERD__SDQ_OWNER(q);
     /* ORDER: relaxed; the owner's own word unless a thief moved tail. */
     uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
     if (q->head == q->split || herd__ts_tail(ts) != q->split)
@@ -170,6 +196,7 @@ static inline void herd__sdq_copy_out(herd__sdq *q, uint32_t idx, herd__taskcopy
 }
 
 static inline herd__pop_result herd__sdq_pop(herd__sdq *q, uint32_t base, herd__taskcopy *out) {
+    HERD__SDQ_OWNER(q);
     uint32_t h = q->head;
     if (h <= base)
         return HERD__POP_NONE;
@@ -184,6 +211,7 @@ static inline herd__pop_result herd__sdq_pop(herd__sdq *q, uint32_t base, herd__
 /* Owner only, right after HERD__POP_OK: put the popped task back. Its slot
  * is untouched and private (a pop only returns private slots). */
 static inline void herd__sdq_unpop(herd__sdq *q) {
+    HERD__SDQ_OWNER(q);
     q->head++;
 }
 
@@ -214,6 +242,7 @@ herd__steal_result herd__sdq_steal_many(herd__sdq *q, uint32_t max, int half, he
 /* Owner only: the tasks queued and not taken, public or private (a racy
  * estimate: thieves move tail). */
 static inline uint32_t herd__sdq_queued(herd__sdq *q) {
+    HERD__SDQ_OWNER(q);
     /* ORDER: relaxed; a stale tail is at most a little low, never above head
      * (thieves move it up to split <= head); signed against a tail read
      * before a reset (S6) lowered head. */

@@ -124,7 +124,9 @@ static inline void herd__sched_count(_Atomic uint64_t *c) {
 }
 
 static inline uint64_t herd__rand(herd__sched_worker *w) {
-    /* xorshift64*: per-worker, owner only. */
+    /* xorshift64*: per-worker, owner only (the thread running w runs its
+     * deque). */
+    HERD__SDQ_OWNER(w->q);
     uint64_t x = w->rng;
     x ^= x >> 12;
     x ^= x << 25;

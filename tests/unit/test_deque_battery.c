@@ -127,6 +127,7 @@ static int sdq_init_cap(void **q, uint32_t cap) {
         free(d);
         return HERD_ENOMEM;
     }
+    herd__sdq_own(d); /* the calling thread is the owner (split_deque.h) */
     *q = d;
     return 0;
 }
@@ -636,6 +637,7 @@ static void test_compact(void) {
     herd__taskcopy t;
     unsigned char arg[BIG];
     CHECK(herd__sdq_init(&q, SDQ_SMALL_CAP) == 0, "init");
+    herd__sdq_own(&q);
     for (uint32_t i = 0; i < SDQ_SMALL_CAP; i++) {
         memset(arg, (int)(i & 0xff), sizeof arg);
         CHECK(herd__sdq_push(&q, sdq_marker_fn, NULL, 0, arg, (i & 1) ? BIG : 8) == 0, "push");

@@ -32,9 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The scheduler's record of a core worker: what its operations take. */
-#define SW(w) ((w)->sched_self)
-
 /* ------------------------------------------------------ runtime, no threads */
 
 static herd__rt *build(const char *sched, const char *topology, int workers, const char *steal,
@@ -57,6 +54,24 @@ static herd__rt *build(const char *sched, const char *topology, int workers, con
     return rt;
 }
 
+/* Play worker w on this thread (NULL: none): the owner-only steps check
+ * that the calling thread runs the worker (HERD_ASSERT_OWNER in core/runtime.h,
+ * HERD__SDQ_OWNER in queue/split_deque.h). */
+static herd__worker *as(herd__worker *w) {
+    herd__tls = w ? &w->hot : NULL;
+    return w;
+}
+
+/* The scheduler's record of worker w: SW to read it, ON to call one of
+ * the scheduler's operations (which take it) as worker w. */
+#define SW(w) ((w)->sched_self)
+#define ON(w) (as(w)->sched_self)
+
+static void free_rt(herd__rt *rt) {
+    as(NULL);
+    herd__rt_free(rt);
+}
+
 static void order_is(const herd__rt *rt, int worker, const int *want, int n) {
     const herd__sched_worker *w = SW(&rt->workers[worker]);
     CHECK_EQ(w->norder, n);
@@ -75,6 +90,7 @@ static void noop(void *arg) {
 /* Queue n tasks (argument: their index) on worker w's deque and make them
  * all public, as if thieves had asked. */
 static void queue_public(herd__worker *w, int n) {
+    as(w);
     for (int i = 0; i < n; i++)
         CHECK_OK(herd__sdq_push(&w->hot.q, noop, NULL, HERD__KIND_TASK, &i, sizeof i));
     while (w->hot.q.split < w->hot.q.head)
@@ -84,6 +100,7 @@ static void queue_public(herd__worker *w, int n) {
 /* As the owner: pop whatever is left on w's deque (newest first), then
  * wait out the thieves of the rest (S6). Returns how many were popped. */
 static int drain_all(herd__worker *w) {
+    as(w);
     herd__taskcopy t;
     int n = 0;
     for (;;) {
@@ -129,14 +146,14 @@ static void test_numa_orders(void) {
     queue_public(&rt->workers[20], 3); /* another package */
     queue_public(&rt->workers[5], 2);  /* the thief's package */
     herd__work out;
-    CHECK(rt->sched->steal(SW(&rt->workers[0]), &out));
+    CHECK(rt->sched->steal(ON(&rt->workers[0]), &out));
     CHECK(out.ult == NULL && out.victim == 5 && out.ntasks == 1);
     CHECK_EQ(out.victim_shepherd, rt->workers[0].shepherd); /* l3 = package here */
     CHECK_EQ(arg_of(&out.task), 0);                         /* the oldest */
-    CHECK(rt->sched->steal(SW(&rt->workers[0]), &out) && out.victim == 5);
-    CHECK(rt->sched->steal(SW(&rt->workers[0]), &out) && out.victim == 20);
+    CHECK(rt->sched->steal(ON(&rt->workers[0]), &out) && out.victim == 5);
+    CHECK(rt->sched->steal(ON(&rt->workers[0]), &out) && out.victim == 20);
     CHECK(out.victim_shepherd != rt->workers[0].shepherd);
-    herd__rt_free(rt);
+    free_rt(rt);
 
     STEP("numa-random: the same classes, a random first victim in each");
     rt = build("numa-random", "pack:4 core:8 pu:1", 0, NULL, NULL);
@@ -147,7 +164,7 @@ static void test_numa_orders(void) {
         for (int v = 0; v < 32; v++)
             if (v != 3)
                 queue_public(&rt->workers[v], 1);
-        CHECK(rt->sched->steal(SW(&rt->workers[3]), &out));
+        CHECK(rt->sched->steal(ON(&rt->workers[3]), &out));
         CHECK(out.victim / 8 == 0); /* always from the thief's own package */
         seen[out.victim]++;
         for (int v = 0; v < 32; v++)
@@ -157,7 +174,7 @@ static void test_numa_orders(void) {
     for (int v = 0; v < 8; v++)
         distinct += seen[v] > 0;
     CHECK(distinct >= 5); /* 7 equally near victims, 200 draws */
-    herd__rt_free(rt);
+    free_rt(rt);
 }
 
 /* Paper 002's DFWSPT / DFWSRPT order victims by NUMA distance. Four nodes
@@ -197,9 +214,9 @@ static void test_numa_matrix_orders(void) {
     queue_public(&rt->workers[4], 1); /* node 2: 30 from node 1 */
     queue_public(&rt->workers[7], 1); /* node 3: 20 from node 1 */
     herd__work out;
-    CHECK(rt->sched->steal(SW(&rt->workers[2]), &out) && out.victim == 7);
-    CHECK(rt->sched->steal(SW(&rt->workers[2]), &out) && out.victim == 4);
-    herd__rt_free(rt);
+    CHECK(rt->sched->steal(ON(&rt->workers[2]), &out) && out.victim == 7);
+    CHECK(rt->sched->steal(ON(&rt->workers[2]), &out) && out.victim == 4);
+    free_rt(rt);
 
     STEP("numa-random: the same classes, a random first victim in each");
     rt = build("numa-random", xml, 0, NULL, NULL);
@@ -211,14 +228,14 @@ static void test_numa_matrix_orders(void) {
     for (int round = 0; round < 100; round++) {
         for (int v = 4; v < 8; v++) /* nodes 2 and 3 only */
             queue_public(&rt->workers[v], 1);
-        CHECK(rt->sched->steal(SW(&rt->workers[2]), &out));
+        CHECK(rt->sched->steal(ON(&rt->workers[2]), &out));
         CHECK(out.victim == 6 || out.victim == 7); /* node 3, the nearer */
         seen[out.victim]++;
         for (int v = 4; v < 8; v++)
             CHECK_EQ(drain_all(&rt->workers[v]), v == out.victim ? 0 : 1);
     }
     CHECK(seen[6] > 0 && seen[7] > 0); /* 2 equally near victims, 100 draws */
-    herd__rt_free(rt);
+    free_rt(rt);
     unlink(xml);
 }
 
@@ -234,19 +251,19 @@ static void test_hier_orders(void) {
     int want6[7] = {7, 4, 5, 2, 3, 0, 1};
     order_is(rt, 6, want6, 7);
     /* The papers' Figure 3 example: groups of 3, 6 and 12; processor 4. */
-    herd__rt_free(rt);
+    free_rt(rt);
     rt = build("hier", "pack:2 l3:2 core:3 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     int want4[11] = {5, 3, 1, 2, 0, 10, 11, 6, 7, 8, 9};
     order_is(rt, 4, want4, 11);
-    herd__rt_free(rt);
+    free_rt(rt);
 
     STEP("ws-nearest: nearest ids first, outwards on a ring");
     rt = build("ws-nearest", "pack:1 core:6 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     int want0[5] = {1, 5, 2, 4, 3};
     order_is(rt, 0, want0, 5);
-    herd__rt_free(rt);
+    free_rt(rt);
 }
 
 /* ------------------------------------------------------------ steal amounts */
@@ -265,7 +282,7 @@ static void test_steal_amounts(void) {
         herd__worker *thief = &rt->workers[0], *victim = &rt->workers[1];
         queue_public(victim, cases[c].queued);
         herd__work out;
-        CHECK(rt->sched->steal(SW(thief), &out));
+        CHECK(rt->sched->steal(ON(thief), &out));
         CHECK_EQ(out.ntasks, cases[c].moved);
         CHECK_EQ(arg_of(&out.task), 0); /* the oldest runs at once */
         CHECK_EQ(herd__sdq_public_size(&victim->hot.q), cases[c].queued - cases[c].moved);
@@ -279,7 +296,7 @@ static void test_steal_amounts(void) {
         /* The victim keeps the rest; the stolen slots are marked taken (S5),
          * or draining would wait for them forever. */
         CHECK_EQ(drain_all(victim), cases[c].queued - cases[c].moved);
-        herd__rt_free(rt);
+        free_rt(rt);
     }
 }
 
@@ -287,6 +304,7 @@ static void test_steal_amounts(void) {
 
 /* Queue n tasks (argument: their index) on w's deque, private. */
 static void queue_private(herd__worker *w, int n) {
+    as(w);
     for (int i = 0; i < n; i++)
         CHECK_OK(herd__sdq_push(&w->hot.q, noop, NULL, HERD__KIND_TASK, &i, sizeof i));
 }
@@ -302,90 +320,91 @@ static void test_mts(void) {
     queue_private(home, 10);
     herd__work out;
     /* Nothing shared yet: a shepherd-mate finds nothing and asks. */
-    CHECK(!rt->sched->take(SW(&rt->workers[1]), &out));
+    CHECK(!rt->sched->take(ON(&rt->workers[1]), &out));
     CHECK(herd__sdq_wants_publish(&home->hot.q));
     CHECK(!herd__sdq_wants_publish(&rt->workers[1].hot.q)); /* not itself */
     CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
     /* The owner's answer: tasks 0..4 move, the request is cleared. */
-    rt->sched->share(SW(home));
+    rt->sched->share(ON(home));
     CHECK(!herd__sdq_wants_publish(&home->hot.q));
     CHECK_EQ(herd__sdq_queued(&home->hot.q), 5);
     CHECK_EQ(herd__sdq_public_size(&home->hot.q), 0); /* no thief ever reads a deque */
     /* Within the shepherd, LIFO: the newest shared task first. */
-    CHECK(rt->sched->take(SW(&rt->workers[1]), &out) && arg_of(&out.task) == 4);
+    CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == 4);
 
     STEP("mts: one thief per shepherd, a chunk of one task per worker, oldest first");
     /* A shepherd-mate is stealing: the others wait, and take nothing. */
     herd__mts_hold_steal(&rt->sched_env, 1, 1);
-    CHECK(!rt->sched->steal(SW(thief), &out));
-    CHECK(!rt->sched->take(SW(mate), &out));
+    CHECK(!rt->sched->steal(ON(thief), &out));
+    CHECK(!rt->sched->take(ON(mate), &out));
     herd__mts_hold_steal(&rt->sched_env, 1, 0);
-    CHECK(rt->sched->steal(SW(thief), &out));
+    CHECK(rt->sched->steal(ON(thief), &out));
     CHECK(out.victim == -1 && out.victim_shepherd == 0 && out.ntasks == 3);
     CHECK_EQ(arg_of(&out.task), 0); /* from the old end of the victim's queue */
     /* The other two went to shepherd 1's queue, for its other workers. */
-    CHECK(rt->sched->take(SW(mate), &out) && arg_of(&out.task) == 2);
-    CHECK(rt->sched->take(SW(&rt->workers[5]), &out) && arg_of(&out.task) == 1);
-    CHECK(!rt->sched->take(SW(mate), &out));
-    CHECK(rt->sched->take(SW(&rt->workers[2]), &out) && arg_of(&out.task) == 3);
+    CHECK(rt->sched->take(ON(mate), &out) && arg_of(&out.task) == 2);
+    CHECK(rt->sched->take(ON(&rt->workers[5]), &out) && arg_of(&out.task) == 1);
+    CHECK(!rt->sched->take(ON(mate), &out));
+    CHECK(rt->sched->take(ON(&rt->workers[2]), &out) && arg_of(&out.task) == 3);
     /* Shepherd 0's queue is empty now: a remote thief asks its workers. */
-    CHECK(!rt->sched->steal(SW(thief), &out));
+    CHECK(!rt->sched->steal(ON(thief), &out));
     CHECK(herd__sdq_wants_publish(&home->hot.q));
     /* The owner keeps its newer half: 9 down to 5, then everything below
      * is gone (S7 marked the shared slots as a thief would: S6 returns). */
     herd__taskcopy t;
+    as(home);
     for (int want = 9; want >= 5; want--)
         CHECK(herd__sdq_pop(&home->hot.q, 0, &t) == HERD__POP_OK && arg_of(&t) == want);
     CHECK(herd__sdq_pop(&home->hot.q, 0, &t) == HERD__POP_STOLEN);
     herd__sdq_reset(&home->hot.q, 0);
     CHECK_EQ(herd__sdq_queued(&home->hot.q), 0);
-    herd__rt_free(rt);
+    free_rt(rt);
 
     STEP("mts, HERD_STEAL=chunk:5 and half");
     rt = build("mts", "pack:2 core:3 pu:1", 0, "chunk:5", NULL);
     CHECK(rt != NULL);
     queue_private(&rt->workers[0], 24);
-    rt->sched->share(SW(&rt->workers[0])); /* 12 shared */
-    CHECK(rt->sched->steal(SW(&rt->workers[3]), &out) && out.ntasks == 5);
-    while (rt->sched->take(SW(&rt->workers[0]), &out) || rt->sched->take(SW(&rt->workers[3]), &out))
+    rt->sched->share(ON(&rt->workers[0])); /* 12 shared */
+    CHECK(rt->sched->steal(ON(&rt->workers[3]), &out) && out.ntasks == 5);
+    while (rt->sched->take(ON(&rt->workers[0]), &out) || rt->sched->take(ON(&rt->workers[3]), &out))
         ;
     drain_all(&rt->workers[0]);
-    herd__rt_free(rt);
+    free_rt(rt);
     rt = build("mts", "pack:2 core:3 pu:1", 0, "half", NULL);
     CHECK(rt != NULL);
     queue_private(&rt->workers[0], 24);
-    rt->sched->share(SW(&rt->workers[0]));
-    CHECK(rt->sched->steal(SW(&rt->workers[3]), &out) && out.ntasks == 6);
-    while (rt->sched->take(SW(&rt->workers[0]), &out) || rt->sched->take(SW(&rt->workers[3]), &out))
+    rt->sched->share(ON(&rt->workers[0]));
+    CHECK(rt->sched->steal(ON(&rt->workers[3]), &out) && out.ntasks == 6);
+    while (rt->sched->take(ON(&rt->workers[0]), &out) || rt->sched->take(ON(&rt->workers[3]), &out))
         ;
     drain_all(&rt->workers[0]);
-    herd__rt_free(rt);
+    free_rt(rt);
 
     STEP("mts: one share moves at most 64 tasks, oldest first, in one batch");
     rt = build("mts", "pack:1 core:2 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     queue_private(&rt->workers[0], 300);
     for (int round = 0; round < 3; round++) /* 64 at a time: the ring grows past 64 and 128 */
-        rt->sched->share(SW(&rt->workers[0]));
+        rt->sched->share(ON(&rt->workers[0]));
     CHECK_EQ(herd__sdq_queued(&rt->workers[0].hot.q), 300 - 3 * 64);
     for (int want = 3 * 64 - 1; want >= 0; want--)
-        CHECK(rt->sched->take(SW(&rt->workers[1]), &out) && arg_of(&out.task) == want);
-    CHECK(!rt->sched->take(SW(&rt->workers[1]), &out));
+        CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == want);
+    CHECK(!rt->sched->take(ON(&rt->workers[1]), &out));
     CHECK_EQ(drain_all(&rt->workers[0]), 300 - 3 * 64);
-    herd__rt_free(rt);
+    free_rt(rt);
 
     STEP("central: one LIFO queue, filled on demand by every other worker");
     rt = build("central", "pack:2 core:2 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     queue_private(&rt->workers[2], 4);
-    CHECK(!rt->sched->take(SW(&rt->workers[0]), &out));
+    CHECK(!rt->sched->take(ON(&rt->workers[0]), &out));
     CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
     CHECK(herd__sdq_wants_publish(&rt->workers[3].hot.q));
-    rt->sched->share(SW(&rt->workers[2]));
-    CHECK(rt->sched->take(SW(&rt->workers[3]), &out) && arg_of(&out.task) == 1);
-    CHECK(rt->sched->take(SW(&rt->workers[0]), &out) && arg_of(&out.task) == 0);
+    rt->sched->share(ON(&rt->workers[2]));
+    CHECK(rt->sched->take(ON(&rt->workers[3]), &out) && arg_of(&out.task) == 1);
+    CHECK(rt->sched->take(ON(&rt->workers[0]), &out) && arg_of(&out.task) == 0);
     drain_all(&rt->workers[2]);
-    herd__rt_free(rt);
+    free_rt(rt);
 }
 
 /* ------------------------------------------------- orders of execution */
@@ -531,23 +550,23 @@ static void test_hier_placement_ops(void) {
     CHECK(rt->sched->place_first_level != NULL);
     herd__worker *w = rt->workers;
     for (int i = 0; i < 8; i++)
-        CHECK_OK(rt->sched->place_first_level(SW(&w[1]), noop, NULL, &i, sizeof i));
+        CHECK_OK(rt->sched->place_first_level(ON(&w[1]), noop, NULL, &i, sizeof i));
     /* From the spawning worker on: 1 gets 0 and 4, 2 gets 1 and 5, ... */
     herd__work out;
-    CHECK(rt->sched->take(SW(&w[2]), &out) && arg_of(&out.task) == 1);
-    CHECK(rt->sched->take(SW(&w[2]), &out) && arg_of(&out.task) == 5);
-    CHECK(!rt->sched->take(SW(&w[2]), &out));
-    CHECK(rt->sched->take(SW(&w[0]), &out) && arg_of(&out.task) == 3);
+    CHECK(rt->sched->take(ON(&w[2]), &out) && arg_of(&out.task) == 1);
+    CHECK(rt->sched->take(ON(&w[2]), &out) && arg_of(&out.task) == 5);
+    CHECK(!rt->sched->take(ON(&w[2]), &out));
+    CHECK(rt->sched->take(ON(&w[0]), &out) && arg_of(&out.task) == 3);
     /* Worker 0's nearest victim is 1: its newest first-level task. */
-    CHECK(rt->sched->has_work(SW(&w[2])));
-    CHECK(rt->sched->steal(SW(&w[0]), &out));
+    CHECK(rt->sched->has_work(ON(&w[2])));
+    CHECK(rt->sched->steal(ON(&w[0]), &out));
     CHECK(out.ult == NULL && out.victim == 1 && out.ntasks == 1 && arg_of(&out.task) == 4);
-    CHECK(rt->sched->take(SW(&w[1]), &out) && arg_of(&out.task) == 0);
-    CHECK(rt->sched->take(SW(&w[3]), &out) && arg_of(&out.task) == 2);
-    CHECK(rt->sched->take(SW(&w[3]), &out) && arg_of(&out.task) == 6);
-    CHECK(rt->sched->take(SW(&w[0]), &out) && arg_of(&out.task) == 7);
-    CHECK(!rt->sched->has_work(SW(&w[2])));
-    herd__rt_free(rt);
+    CHECK(rt->sched->take(ON(&w[1]), &out) && arg_of(&out.task) == 0);
+    CHECK(rt->sched->take(ON(&w[3]), &out) && arg_of(&out.task) == 2);
+    CHECK(rt->sched->take(ON(&w[3]), &out) && arg_of(&out.task) == 6);
+    CHECK(rt->sched->take(ON(&w[0]), &out) && arg_of(&out.task) == 7);
+    CHECK(!rt->sched->has_work(ON(&w[2])));
+    free_rt(rt);
 }
 
 #define FIRST_LEVEL_CHILDREN 64
