@@ -601,7 +601,8 @@ int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_set
     int started = 0;
     rt->adopt = (flags & HERD__START_ADOPT) != 0;
     rt->tied = (flags & HERD__START_TIED) != 0;
-    if (rt->adopt)
+    rt->serve_limits = (flags & HERD__START_SERVING) != 0;
+    if (rt->serve_limits)
         herd__serve_init(rt);
     int rc = rt_prepare(rt, cfg);
     if (rc == 0)

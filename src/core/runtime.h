@@ -271,6 +271,7 @@ typedef struct herd__rt {
     /* herd__start_ex flags (docs/design/openmp.md, "Core mechanisms"). */
     _Alignas(64) int adopt; /* worker 0 has no pthread: a caller lends its thread */
     int tied;               /* suspended ULTs resume on the worker they suspended on */
+    int serve_limits;       /* herd__serve_only may limit serving (HERD__START_SERVING) */
     /* Apart from the flags above, which searching workers read on every
      * attempt (shared_begin): the CAS and the release store of each
      * OpenMP region took their line away (0.1 us per region, 2 threads). */

@@ -129,12 +129,17 @@ int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg);
  * on (so on the kernel thread that started it: thread identity holds).
  * HERD__START_NAME_BY_PC: the caller's task functions are trampolines (the
  * OpenMP layer's): an overflow report names the function that overflowed.
+ * HERD__START_SERVING: the caller may limit which workers take shared work
+ * (herd__serve_only, S1..S3 in core/worker.c); only such a runtime's
+ * searching workers pay S1's fences. Without it herd__serve_only does
+ * nothing.
  * stack_setting: the setting an overflow report tells the user to raise
  * (the OpenMP layer passes "OMP_STACKSIZE"); NULL: HERD_STACK, or
  * herd_config.stack_size when cfg set it. */
 #define HERD__START_ADOPT 1u
 #define HERD__START_TIED 2u
 #define HERD__START_NAME_BY_PC 4u
+#define HERD__START_SERVING 8u
 int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_setting);
 
 /* core/adopt.c. Enter: the calling thread (outside any task) becomes worker

@@ -228,8 +228,8 @@ static int take_placed(herd__worker *w, herd__work *out) {
 /* S1: may w take shared work now? Pair with shared_end(). */
 static int shared_begin(herd__worker *w) {
     herd__rt *rt = w->rt;
-    if (!rt->adopt)
-        return 1; /* only adopt-mode runtimes (OpenMP) serve fewer workers */
+    if (!rt->serve_limits)
+        return 1; /* only a runtime started with HERD__START_SERVING limits serving */
     atomic_store_explicit(&w->searching, 1, memory_order_relaxed);
     /* ORDER: S1's full fence between the store and the load; pairs with
      * the closer's membarrier or fence in herd__serve_only. */
@@ -425,7 +425,7 @@ void herd__serve_init(herd__rt *rt) {
 }
 
 void herd__serve_only(herd__rt *rt, int n) {
-    if (n >= rt->nworkers || !rt->adopt)
+    if (n >= rt->nworkers || !rt->serve_limits)
         return;
     atomic_store_explicit(&rt->serving, n, memory_order_seq_cst);
     /* S2. ORDER: the full fence between the store and the loads below, on
