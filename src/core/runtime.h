@@ -201,7 +201,7 @@ typedef struct herd__worker {
     struct herd__rt *rt;
     int pu;
     int shepherd;          /* index into rt->shepherds */
-    _Atomic int searching; /* 1 while it looks at shared work (S1, core/worker.c) */
+    _Atomic int searching; /* 1 while it looks at shared work (G1, core/worker.c) */
     /* The frame of the herd_run root running on this worker, while it is
      * the innermost frame and the scheduler places first-level tasks
      * (place_first_level); NULL otherwise. While set, hot.spawn_limit is 0
@@ -297,11 +297,11 @@ typedef struct herd__rt {
     _Atomic int placed;
     _Atomic int place_failed;
     _Atomic int gate; /* HERD__GATE_* */
-    /* Serving workers (core/worker.c, S1..S3): only workers with id below
+    /* Serving workers (core/worker.c, G1..G3): only workers with id below
      * `serving` take shared work; the others park on serve_seq. */
     _Atomic int serving;
     _Atomic uint32_t serve_seq;
-    int serve_asym; /* S1/S2's fences: 1, the closer's membarrier alone; 0, a fence each side */
+    int serve_asym; /* G1/G2's fences: 1, the closer's membarrier alone; 0, a fence each side */
     /* Every allocated ULT record (not the workers' native_ult), so that
      * the watchdog can find the suspended ones (core/watchdog.c). */
     herd__spin ults_lock;

@@ -130,8 +130,8 @@ int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg);
  * HERD__START_NAME_BY_PC: the caller's task functions are trampolines (the
  * OpenMP layer's): an overflow report names the function that overflowed.
  * HERD__START_SERVING: the caller may limit which workers take shared work
- * (herd__serve_only, S1..S3 in core/worker.c); only such a runtime's
- * searching workers pay S1's fences. Without it herd__serve_only does
+ * (herd__serve_only, G1..G3 in core/worker.c); only such a runtime's
+ * searching workers pay G1's fences. Without it herd__serve_only does
  * nothing.
  * stack_setting: the setting an overflow report tells the user to raise
  * (the OpenMP layer passes "OMP_STACKSIZE"); NULL: HERD_STACK, or
@@ -155,11 +155,11 @@ void herd__adopt_leave(herd__frame *fr);
 /* core/worker.c: from now on only workers 0..n-1 take shared work (other
  * workers' deques, the schedulers' shared queues, the shepherds' placement
  * queues); the others park. Returns once no worker n.. can still take
- * shared work that is queued after the return (S2). herd__serve_all lets
+ * shared work that is queued after the return (G2). herd__serve_all lets
  * every worker take it again. The OpenMP layer serves its outermost team's
  * workers only, so that the team's tasks run on its own threads. One caller
  * at a time (the holder of worker 0); only adopt-mode runtimes serve fewer
- * (elsewhere it does nothing, and the workers skip S1's two accesses). */
+ * (elsewhere it does nothing, and the workers skip G1's two accesses). */
 void herd__serve_only(herd__rt *rt, int n);
 void herd__serve_all(herd__rt *rt);
 

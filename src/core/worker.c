@@ -22,15 +22,15 @@
  * waker that misses the announcement made its work visible before the
  * sleeper's recheck, which then sees it.
  *
- * Serving workers (herd__serve_only, S1..S3): shared work (other workers'
+ * Serving workers (herd__serve_only, G1..G3): shared work (other workers'
  * deques, the scheduler's shared queues, the shepherds' placement queues)
  * is taken only by workers whose id is below rt->serving.
- *  S1 a worker stores searching = 1, then reads `serving`, looks at shared
+ *  G1 a worker stores searching = 1, then reads `serving`, looks at shared
  *     work only if its id is below, and stores searching = 0 (release) when
  *     the attempt is over;
- *  S2 herd__serve_only(n) stores serving = n, then waits until it reads
+ *  G2 herd__serve_only(n) stores serving = n, then waits until it reads
  *     searching == 0 of every worker n..;
- *  S1/S2 are the store-buffering pattern: a full fence between each side's
+ *  G1/G2 are the store-buffering pattern: a full fence between each side's
  *     store and load makes it impossible that both miss the other's store,
  *     so either a worker's read of `serving` sees n (it takes nothing) or
  *     the closer sees its announcement and waits for the attempt to end;
@@ -40,7 +40,7 @@
  *     membarrier(PRIVATE_EXPEDITED) runs a full barrier on every running
  *     thread of the process, and the worker needs only a compiler barrier
  *     (rt->serve_asym; else seq_cst fences on both sides);
- *  S3 a worker at or above the limit parks on serve_seq (read before it
+ *  G3 a worker at or above the limit parks on serve_seq (read before it
  *     rechecks the limit and its own resumed tasks, a seq_cst fence
  *     between); herd__serve_all and herd__wake_worker bump serve_seq and
  *     wake the parked ones.
@@ -88,7 +88,7 @@ void herd__wake_one(herd__rt *rt) {
     herd__futex_wake(&rt->wake_seq, 1);
 }
 
-/* S3: wake every parked worker. */
+/* G3: wake every parked worker. */
 static void wake_parked(herd__rt *rt) {
     /* ORDER: release; pairs with the acquire load of serve_seq in park(). */
     atomic_fetch_add_explicit(&rt->serve_seq, 1, memory_order_release);
@@ -114,7 +114,7 @@ void herd__wake_all(herd__rt *rt) {
 void herd__wake_workers(herd__rt *rt, int max_id) {
     if (sleepers_after_fence(rt) != 0) /* W3 */
         wake_every(rt);
-    /* S3: one may be parked (its resumed and placed tasks are its own to
+    /* G3: one may be parked (its resumed and placed tasks are its own to
      * run). ORDER: seq_cst; after the fence above, as park()'s recheck is. */
     if (max_id >= atomic_load_explicit(&rt->serving, memory_order_seq_cst))
         wake_parked(rt);
@@ -225,13 +225,13 @@ static int take_placed(herd__worker *w, herd__work *out) {
     return herd__qtask_pop(&w->rt->shepherds[w->shepherd].placed, 1, out);
 }
 
-/* S1: may w take shared work now? Pair with shared_end(). */
+/* G1: may w take shared work now? Pair with shared_end(). */
 static int shared_begin(herd__worker *w) {
     herd__rt *rt = w->rt;
     if (!rt->serve_limits)
         return 1; /* only a runtime started with HERD__START_SERVING limits serving */
     atomic_store_explicit(&w->searching, 1, memory_order_relaxed);
-    /* ORDER: S1's full fence between the store and the load; pairs with
+    /* ORDER: G1's full fence between the store and the load; pairs with
      * the closer's membarrier or fence in herd__serve_only. */
     if (rt->serve_asym)
         atomic_signal_fence(memory_order_seq_cst); /* the membarrier does the rest */
@@ -241,7 +241,7 @@ static int shared_begin(herd__worker *w) {
 }
 
 static void shared_end(herd__worker *w) {
-    /* ORDER: release; the closer's seq_cst load reads it (S2). */
+    /* ORDER: release; the closer's seq_cst load reads it (G2). */
     atomic_store_explicit(&w->searching, 0, memory_order_release);
 }
 
@@ -400,7 +400,7 @@ int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg) {
     }
 }
 
-/* S3: a worker that may not take shared work waits for the limit to rise,
+/* G3: a worker that may not take shared work waits for the limit to rise,
  * for a task of its own to resume, or for the runtime to stop. */
 static void park(herd__worker *w) {
     herd__rt *rt = w->rt;
@@ -428,7 +428,7 @@ void herd__serve_only(herd__rt *rt, int n) {
     if (n >= rt->nworkers || !rt->serve_limits)
         return;
     atomic_store_explicit(&rt->serving, n, memory_order_seq_cst);
-    /* S2. ORDER: the full fence between the store and the loads below, on
+    /* G2. ORDER: the full fence between the store and the loads below, on
      * this thread and (membarrier) on every worker running now; pairs with
      * shared_begin(). Once registered it does not fail (EINVAL, EPERM
      * are registration errors); if it did, the workers' side would be

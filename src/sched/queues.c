@@ -102,7 +102,7 @@ static int per_shepherd_push(herd__sched_worker *w, herd_fn fn, void *parent, ui
                              const void *arg, size_t size) {
     const herd__sched_env *env = w->env;
     /* While an OpenMP team has only workers 0..serving-1 take shared work
-     * (S1, core/worker.c), the round robin goes over those workers'
+     * (G1, core/worker.c), the round robin goes over those workers'
      * shepherds: a task queued at a shepherd with none of them waited for
      * the region's end, which waited for the task (a team of one thread
      * on two shepherds: omp.detach@fifo hung). ORDER: relaxed; pairs with

@@ -83,7 +83,7 @@ typedef struct herd__sched_env {
     const herd__topo *topo;
     herd__steal_amount steal; /* HERD_STEAL */
     int steal_chunk;
-    /* Workers 0..serving-1 take shared work (S1, core/worker.c). */
+    /* Workers 0..serving-1 take shared work (G1, core/worker.c). */
     _Atomic int *serving;
     struct herd__sched_worker *workers; /* [nworkers], allocated by core */
     /* The scheduler's own. */
