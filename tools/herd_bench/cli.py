@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from . import report
+from . import lace, report
 from .model import (BINARY, DEFAULT_SCHEDS, FIB_N, KERNELS, SORT_N, Row, Run, Sched,
                     build_configs, expand_scheds)
 from .plot import plot
@@ -104,6 +104,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     help="print the tables (and figure) of a saved results file; run nothing")
     ap.add_argument("--out", type=Path, default=None,
                     help="results file (default results/bench-<timestamp>.json)")
+    ap.add_argument("--lace", type=Path, default=None, metavar="DIR",
+                    help="a Lace build (trolando/lace; the folder, its benchmarks/ or its "
+                         "fib-lace): run fib-lace beside herd's fib at each worker count, "
+                         "interleaved, and print herd's spawn cost against it (issue 15)")
     ap.add_argument("--timeout", type=float, default=60.0,
                     help="seconds per process (default 60); after a timeout the configuration's "
                          "other runs are not started and count as FAILED")
@@ -113,6 +117,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         ap.error("--bindir is required (or --report RESULTS)")
     if args.summary and args.counters:
         ap.error("--summary and --counters exclude each other (--summary includes the counters)")
+    if args.lace is not None and args.counters:
+        ap.error("--lace compares times; --counters runs none")
     if args.reps is None:
         args.reps = 1 if args.quick else 5
     if args.reps < 1:
@@ -167,6 +173,10 @@ def print_tables(rows: list[Row], scheds: list[Sched], doc: dict[str, Any],
         print("\n" + report.targets(rows, first, FIB_N))
         if idle_line:
             print(idle_line)
+        if doc.get("lace"):
+            print(f"\nspawn cost against Lace ({doc['lace'].get('path')}): fib({FIB_N}) "
+                  f"spawn-one, medians of the same run, seconds\n")
+            print(lace.table(rows, first, doc["lace"], FIB_N))
     print("\nschedulers on this machine: median s and speedup over the sequential twin "
           "(seq s / median); FAILED = refused, crashed, timed out or wrong"
           + ("; - = not run (--summary: every worker count for the first scheduler only)"
@@ -227,12 +237,16 @@ def figure(rows: list[Row], scheds: list[Sched], doc: dict[str, Any], out: Path)
     print(f"\n{line}")
 
 
-def report_failures(rows: list[Row]) -> int:
+def report_failures(rows: list[Row], doc: Optional[dict[str, Any]] = None) -> int:
     failed = [r for r in rows if r.failed]
-    if not failed:
-        return 0
-    print(f"\n{len(failed)} configuration(s) FAILED:\n" + report.failures(rows), file=sys.stderr)
-    return 1
+    lace_failed = [r for r in ((doc or {}).get("lace") or {}).get("runs", [])
+                   if r.get("seconds") is None]
+    if failed:
+        print(f"\n{len(failed)} configuration(s) FAILED:\n" + report.failures(rows),
+              file=sys.stderr)
+    for r in lace_failed:
+        print(f"fib-lace w={r['workers']}: FAILED ({r.get('error')})", file=sys.stderr)
+    return 1 if failed or lace_failed else 0
 
 
 def main(argv: list[str]) -> int:
@@ -244,7 +258,7 @@ def main(argv: list[str]) -> int:
         print_tables(rows, scheds, doc, bool(doc.get("counters_only")))
         if not args.no_plot:
             figure(rows, scheds, doc, args.out or args.report)
-        return report_failures(rows)
+        return report_failures(rows, doc)
 
     binaries = sorted({BINARY[k] for k in args.kernel_list})
     for b in binaries:
@@ -260,17 +274,38 @@ def main(argv: list[str]) -> int:
                             first_only=args.summary)
     rows = [Row(c) for c in configs]
     order = [(k, rep) for k in range(len(rows)) for rep in range(args.reps)]
+    lace_exe = None
+    if args.lace is not None:
+        lace_exe = lace.find_fib(args.lace)
+        if lace_exe is None or "fib" not in args.kernel_list:
+            print(f"error: --lace {args.lace}: " + ("no executable fib-lace there, nor in its "
+                  "benchmarks/ folder" if lace_exe is None else "the fib kernel is not run "
+                  "(--kernels)"), file=sys.stderr)
+            return 2
+        # Lace's runs, one job per worker count, as negative indices.
+        order += [(-1 - i, rep) for i in range(len(args.worker_list)) for rep in range(args.reps)]
     random.Random(args.seed).shuffle(order)
 
     started = _dt.datetime.now()
     out = args.out or Path("results") / f"bench-{started.strftime('%Y%m%d-%H%M%S')}.json"
     doc = results_doc(args, configs, started)
+    if lace_exe is not None:
+        doc["lace"] = {"path": str(lace_exe), "n": FIB_N, "runs": []}
 
     t_start = time.monotonic()
     timed_out: set[int] = set()
     with tempfile.TemporaryDirectory(prefix="herd-bench-") as tmp:
         stats_path = Path(tmp) / "stats.json"
         for done, (k, rep) in enumerate(order, 1):
+            if k < 0:
+                w = args.worker_list[-1 - k]
+                lrun = lace.run_once(lace_exe, FIB_N, w, args.timeout)
+                doc["lace"]["runs"].append(lrun.to_json())
+                status = f"{lrun.seconds:.4f} s" if lrun.seconds is not None else \
+                    f"FAILED ({lrun.error})"
+                print(f"[run {done}/{len(order)}] fib-lace n={FIB_N} w={w}: {status}",
+                      file=sys.stderr, flush=True)
+                continue
             cfg = rows[k].config
             if k in timed_out:
                 # Bounds the cost of a configuration that hangs: one timeout, not --reps.
@@ -301,7 +336,7 @@ def main(argv: list[str]) -> int:
     if not args.no_plot:
         figure(rows, args.sched_list, doc, out)
     print(f"\nraw results: {out}")
-    return report_failures(rows)
+    return report_failures(rows, doc)
 
 
 def main_entry() -> int:

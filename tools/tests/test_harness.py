@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from herd_bench import cli, report  # noqa: E402
+from herd_bench import cli, lace, report  # noqa: E402
 from herd_bench.counters import median_counters, run_counters  # noqa: E402
 from herd_bench.model import (Config, Row, Run, build_configs, expand_scheds,  # noqa: E402
                               parse_sched, size_name)
@@ -362,3 +362,82 @@ def test_summary_runs_main_table_and_counters(
     assert cells(out, "sort 1K", "auto")[3] == "2"  # counters: 1 steal per worker
     with pytest.raises(SystemExit):
         cli.parse_args(["--bindir", str(tmp_path), "--summary", "--counters"])
+
+
+# ------------------------------------------------------ Lace beside herd
+
+def test_lace_parse_checks_the_value() -> None:
+    assert lace.parse("fib(20) = 6765\nTime: 0.0074\n", 20) == (0.0074, "")
+    t, why = lace.parse("fib(20) = 6766\nTime: 0.0074\n", 20)
+    assert t is None and "wrong result" in why
+    t, why = lace.parse("fib(21) = 10946\nTime: 0.01\n", 20)
+    assert t is None and "wrong result" in why
+    assert lace.parse("nothing", 20)[0] is None
+
+
+def fib_rows(times: dict[int, float]) -> tuple[list[Row], list]:
+    scheds = expand_scheds(["ws"], [], [])
+    rows = []
+    for c in build_configs(sorted(times), scheds, kernels=("fib",)):
+        row = Row(c)
+        if c.workers in times and c.problem.endswith(" one"):
+            row.runs.append(Run(c, rc=0, seconds=times[c.workers]))
+        rows.append(row)
+    return rows, scheds
+
+
+def test_lace_table_ratios_and_targets() -> None:
+    rows, scheds = fib_rows({1: 0.25, 2: 0.125})
+    doc = {"runs": [{"workers": 1, "seconds": 0.05}, {"workers": 1, "seconds": 0.07},
+                    {"workers": 2, "seconds": 0.04}, {"workers": 2, "seconds": 0.02}]}
+    t = lace.table(rows, scheds[0], doc, 35)
+    assert cells(t, "      1")[1:] == ["0.2500", "0.0600", "4.17x"]
+    assert cells(t, "      2")[1:] == ["0.1250", "0.0300", "4.17x"]
+    assert "on 1 worker: 4.17x  missed" in t
+    assert "1.95x faster than 1: 2.00x  met; Lace 2.00x" in t
+    rows, scheds = fib_rows({1: 0.05, 2: 0.04})
+    t = lace.table(rows, scheds[0], {"runs": [{"workers": 1, "seconds": 0.06},
+                                              {"workers": 2, "seconds": None,
+                                               "error": "exit 1"}]}, 35)
+    assert "on 1 worker: 0.83x  met" in t and "1.25x  missed" in t
+    assert cells(t, "      2")[2] == "FAILED"
+
+
+FAKE_LACE = r'''
+import sys
+w, n = int(sys.argv[2]), int(sys.argv[3])
+a, b = 0, 1
+for _ in range(n):
+    a, b = b, a + b
+print(f"fib({n}) = {a + (1 if w == 2 else 0)}")
+print("Time: 0.0125")
+'''
+
+
+def test_end_to_end_lace_runs_interleaved_and_wrong_values_fail(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    lace_dir = tmp_path / "lace" / "benchmarks"
+    lace_dir.mkdir(parents=True)
+    exe = lace_dir / "fib-lace"
+    exe.write_text(f"#!{sys.executable}\n{FAKE_LACE}")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    out_json = tmp_path / "r.json"
+    # A --lace folder without fib-lace, and one without the fib kernel, are refused.
+    assert cli.main(["--bindir", str(fake_bindir(tmp_path)), "--kernels", "sort", "--lace",
+                     str(tmp_path / "lace"), "--no-plot", "--out", str(out_json)]) == 2
+    assert cli.main(["--bindir", str(fake_bindir(tmp_path)), "--kernels", "sort", "--lace",
+                     str(tmp_path), "--no-plot", "--out", str(out_json)]) == 2
+    bindir = fake_bindir(tmp_path)
+    (bindir / "bench_fib").write_text((bindir / "bench_sort").read_text())
+    (bindir / "bench_fib").chmod(exe.stat().st_mode)
+    capsys.readouterr()
+    rc = cli.main(["--bindir", str(bindir), "--kernels", "fib", "--scheds", "ws", "--workers",
+                   "1,2", "--reps", "2", "--topology", "none", "--no-plot", "--out",
+                   str(out_json), "--lace", str(tmp_path / "lace")])
+    out, err = capsys.readouterr()
+    assert rc == 1  # fib-lace's wrong value on 2 workers is a failure
+    runs = json.loads(out_json.read_text())["lace"]["runs"]
+    assert sorted((r["workers"], r["seconds"]) for r in runs) == [(1, 0.0125), (1, 0.0125),
+                                                                 (2, None), (2, None)]
+    assert "spawn cost against Lace" in out and "fib-lace w=2: FAILED (wrong result" in err
+    assert cells(out, "      1")[1:] == ["0.0100", "0.0125", "0.80x"]
