@@ -23,6 +23,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)
 # layer -> (lower layer, the headers of it that the layer may include)
 SEAMS = {
     "omp": ("core", {"seam_omp.h"}),
+    "tools": ("core", {"seam_tools.h"}),
 }
 
 

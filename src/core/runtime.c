@@ -1,5 +1,6 @@
 /* Runtime lifecycle: herd_start, herd_stop, herd_run, statistics. */
 #include "core/runtime.h"
+#include "core/seam_tools.h"
 #include "core/trace.h"
 #include "core/watchdog.h"
 #include "place/mapper.h"
@@ -793,4 +794,39 @@ HERD_API int herd_stats(herd_worker_stats *out, int max) {
         collect_stats(rt, out, max < n ? max : n);
     pthread_mutex_unlock(&lifecycle);
     return n;
+}
+
+/* ------------------------------------------------- `herd topo` (seam_tools.h) */
+
+int herd__plan_build(herd__rt **out, herd__plan *plan) {
+    *out = NULL;
+    herd__rt *rt = calloc(1, sizeof *rt);
+    if (!rt) {
+        fprintf(stderr, "herd: out of memory\n");
+        return HERD_ENOMEM;
+    }
+    int rc = herd__rt_build(rt, NULL); /* prints what is wrong */
+    if (rc != 0) {
+        herd__rt_free(rt);
+        return rc;
+    }
+    *plan = (herd__plan){.set = &rt->set,
+                         .topo = &rt->topo,
+                         .nworkers = rt->nworkers,
+                         .pu_of_worker = rt->pu_of_worker,
+                         .shepherd_level = rt->shepherd_level,
+                         .nshepherds = rt->nshepherds,
+                         .shepherds = rt->shepherds,
+                         .sched = rt->sched->name,
+                         .reg = rt->reg};
+    *out = rt;
+    return 0;
+}
+
+void herd__plan_victims(const herd__rt *rt, int worker, char *buf, size_t len) {
+    rt->sched->describe_victims(&rt->sched_env, worker, buf, len);
+}
+
+void herd__plan_free(herd__rt *rt) {
+    herd__rt_free(rt);
 }

@@ -13,8 +13,7 @@
  * the environment as the single channel means there is one parser and one set
  * of error messages for both. */
 #include "herd/herd.h"
-#include "core/config.h"
-#include "core/runtime.h"
+#include "core/seam_tools.h"
 #include "place/mapper.h"
 #include "topo/topo.h"
 
@@ -153,56 +152,52 @@ static int parse_flags(int cmd, int argc, char **argv) {
 /* ------------------------------------------------------------------ topo */
 
 /* The scheduler's view: shepherds, and where each worker looks for work. */
-static void print_scheduler(const herd__rt *rt) {
-    printf("scheduler: %s\n", rt->sched->name);
-    printf("shepherds (%s level): %d\n", herd__topo_level_name(rt->shepherd_level), rt->nshepherds);
-    for (int s = 0; s < rt->nshepherds; s++) {
+static void print_scheduler(const struct herd__rt *rt, const herd__plan *p) {
+    printf("scheduler: %s\n", p->sched);
+    printf("shepherds (%s level): %d\n", herd__topo_level_name(p->shepherd_level), p->nshepherds);
+    for (int s = 0; s < p->nshepherds; s++) {
         printf("  shepherd %d: workers", s);
-        for (int k = 0; k < rt->shepherds[s].nworkers; k++)
-            printf(" %d", rt->shepherds[s].workers[k]);
+        for (int k = 0; k < p->shepherds[s].nworkers; k++)
+            printf(" %d", p->shepherds[s].workers[k]);
         printf("\n");
     }
-    printf("victim order (%s; '|' separates classes of equally near victims):\n", rt->sched->name);
-    for (int w = 0; w < rt->nworkers; w++) {
+    printf("victim order (%s; '|' separates classes of equally near victims):\n", p->sched);
+    for (int w = 0; w < p->nworkers; w++) {
         char line[1024];
-        rt->sched->describe_victims(&rt->sched_env, w, line, sizeof line);
+        herd__plan_victims(rt, w, line, sizeof line);
         printf("  worker %d: %s\n", w, line);
     }
 }
 
 /* Which herd processes hold which PUs machine-wide, and the loads XLL sees
  * (src/place/). A modelled machine shows its own registry only. */
-static void print_occupancy(herd__rt *rt) {
+static void print_occupancy(const herd__plan *p) {
     char err[512];
-    herd__reg *reg = rt->reg;
-    if (reg == NULL && rt->topo.synthetic && rt->set.registry[0] == '\0') {
+    herd__reg *reg = p->reg;
+    if (reg == NULL && p->topo->synthetic && p->set->registry[0] == '\0') {
         printf("machine-wide occupancy: not shown for a modelled machine (set HERD_REGISTRY to "
                "see a registry of its own)\n");
         return;
     }
-    if (reg == NULL && herd__reg_open(&reg, rt->set.registry, err, sizeof err) != 0) {
+    if (reg == NULL && herd__reg_open(&reg, p->set->registry, err, sizeof err) != 0) {
         printf("machine-wide occupancy: unavailable: %s\n", err);
         return;
     }
-    herd__map_print(reg, rt->topo.npus, rt->topo.os_index, stdout);
-    if (reg != rt->reg)
+    herd__map_print(reg, p->topo->npus, p->topo->os_index, stdout);
+    if (reg != p->reg)
         herd__reg_close(reg);
 }
 
 static int show_topology(void) {
-    herd__rt *rt = calloc(1, sizeof *rt);
-    if (!rt) {
-        fprintf(stderr, "herd: out of memory\n");
-        return 1;
-    }
-    int rc = herd__rt_build(rt, NULL); /* prints what is wrong */
+    struct herd__rt *rt;
+    herd__plan p;
+    int rc = herd__plan_build(&rt, &p); /* prints what is wrong */
     if (rc == 0) {
-        herd__topo_print(&rt->topo, stdout, rt->shepherd_level, rt->nworkers, rt->pu_of_worker,
-                         rt->set.bind);
-        print_scheduler(rt);
-        print_occupancy(rt);
+        herd__topo_print(p.topo, stdout, p.shepherd_level, p.nworkers, p.pu_of_worker, p.set->bind);
+        print_scheduler(rt, &p);
+        print_occupancy(&p);
+        herd__plan_free(rt);
     }
-    herd__rt_free(rt);
     return rc == 0 ? 0 : rc == HERD_EINVAL ? EXIT_USAGE : 1;
 }
 
