@@ -117,7 +117,9 @@ typedef struct herd__sched_worker {
     herd__tq *shares_into;
 } __attribute__((aligned(64))) herd__sched_worker;
 
-/* Owner-only counter bump: a plain load and store, atomic so readers may race. */
+/* Owner-only counter bump: a plain load and store, atomic so readers may
+ * race. ORDER: relaxed both; a reader (herd_stats) wants a recent value,
+ * nothing it orders. */
 static inline void herd__sched_count(_Atomic uint64_t *c) {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
                           memory_order_relaxed);
@@ -142,8 +144,9 @@ static inline uint64_t herd__rand(herd__sched_worker *w) {
  * readying one wakes every sleeper, as a shepherd's placement does. */
 #define HERD__SCHED_SHEPHERD_READY 4u
 /* HERD_SPAWN=work-first applies: a parent's continuation, queued on its
- * worker's ready queue, is found by every worker's steals (the deque
- * schedulers but mts, whose steals look at its shepherds' queues). */
+ * worker's deque (K2, core/task.c; its ready queue in tied mode), is found
+ * by every worker's steals (the deque schedulers but mts, whose steals look
+ * at its shepherds' queues). */
 #define HERD__SCHED_WORK_FIRST 8u
 
 /* A table of operations chosen at start-up. The worker loop (core/worker.c)
