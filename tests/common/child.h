@@ -51,4 +51,13 @@ static inline int check_run_self(char *const argv[], const char *env_name, const
     return status;
 }
 
+/* Print how the child `which` ended (its stderr, then its exit status if
+ * it exited) and answer whether it died of signal sig. */
+static inline int check_child_died_of(const char *which, int status, const char *out, int sig) {
+    printf("child '%s' stderr:\n%s", which, out);
+    if (WIFEXITED(status))
+        printf("child '%s' exited with %d\n", which, WEXITSTATUS(status));
+    return WIFSIGNALED(status) && WTERMSIG(status) == sig;
+}
+
 #endif

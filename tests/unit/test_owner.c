@@ -75,11 +75,7 @@ static void run_case(const char *which, const char *what) {
     static char out[65536];
     char *argv[] = {"test_owner", (char *)which, NULL};
     int status = check_run_self(argv, NULL, NULL, out, sizeof out);
-    printf("child '%s' stderr:\n%s", which, out);
-    if (WIFEXITED(status))
-        printf("child '%s' exited with %d\n", which, WEXITSTATUS(status));
-    CHECK(WIFSIGNALED(status));
-    CHECK_EQ(WTERMSIG(status), SIGABRT);
+    CHECK(check_child_died_of(which, status, out, SIGABRT));
     CHECK(strstr(out, "herd: assertion failed: ") != NULL);
     CHECK(strstr(out, what) != NULL);
 }

@@ -14,6 +14,7 @@
 // herd-test-env: HERD_WORKERS=1
 // herd-test-timeout: 60
 #include "../common/check.h"
+#include "../common/child.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -290,11 +291,7 @@ static void run_deadlock(const char *which, int nexpect, const char *at) {
     close(in);
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);
-    printf("child '%s' stderr:\n%s", which, out);
-    if (WIFEXITED(status))
-        printf("child '%s' exited with %d\n", which, WEXITSTATUS(status));
-    CHECK(WIFSIGNALED(status));
-    CHECK_EQ(WTERMSIG(status), SIGABRT);
+    CHECK(check_child_died_of(which, status, out, SIGABRT));
     CHECK(strstr(out, "Sanitizer") == NULL); /* the TSan and ASan builds: no report */
     CHECK(strstr(out, "herd: watchdog: no task started, finished or switched for 1 s") != NULL);
     CHECK(strstr(out, "herd: watchdog: aborting") != NULL);
