@@ -1,9 +1,10 @@
-/* A test-and-test-and-set spin lock and the CPU's spin-wait hint. Used for
- * short critical sections only (queue links, wait lists): a holder never
- * blocks or switches context while holding one. */
+/* A test-and-test-and-set spin lock, the CPU's spin-wait hint, and the
+ * backoff of a spin loop. The lock guards short critical sections only
+ * (queue links, wait lists): a holder never blocks while holding one. */
 #ifndef HERD_ARCH_SPIN_H
 #define HERD_ARCH_SPIN_H
 
+#include <sched.h>
 #include <stdatomic.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -14,17 +15,41 @@
 #define herd__cpu_relax() ((void)0)
 #endif
 
+/* Pauses a spinning thread makes before it yields its CPU. The party it
+ * waits for (a lock's holder, a thief copying a slot) may have lost its CPU
+ * to the spinner or to anyone else: with more runnable threads than cores
+ * (oversubscribed workers, other programs) a pure spin burns whole time
+ * slices while the holder waits to run. Under TSan, 32 workers on the
+ * 2-core VM took 18 to 49 s for stress.topology's 10 barrier phases of 500
+ * tasks, 49% of the samples in the spin of a herd_mutex's lock; with the
+ * yield, 1.6 to 2.4 s (docs/design/tasks.md).
+ * 128 pauses are 3 to 6 us, longer than any critical section guarded here
+ * runs on a CPU it holds. */
+#define HERD__SPIN_PAUSES 128
+
+/* One step of a wait loop: a pause, and a yield once *spins reaches
+ * HERD__SPIN_PAUSES. The caller starts *spins at 0 for each wait. */
+static inline void herd__spin_backoff(unsigned *spins) {
+    if (*spins < HERD__SPIN_PAUSES) {
+        (*spins)++;
+        herd__cpu_relax();
+    } else {
+        sched_yield();
+    }
+}
+
 typedef struct herd__spin {
     _Atomic int v;
 } herd__spin;
 
 static inline void herd__spin_lock(herd__spin *l) {
-    for (;;) {
+    for (unsigned spins = 0;;) {
         /* ORDER: acquire; pairs with the release store in herd__spin_unlock(). */
         if (!atomic_exchange_explicit(&l->v, 1, memory_order_acquire))
             return;
+        /* ORDER: relaxed; only a hint to try the exchange again. */
         while (atomic_load_explicit(&l->v, memory_order_relaxed))
-            herd__cpu_relax();
+            herd__spin_backoff(&spins);
     }
 }
 

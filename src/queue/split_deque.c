@@ -130,12 +130,13 @@ herd__pop_result herd__sdq_pop_slow(herd__sdq *q, uint32_t base, herd__taskcopy 
 
 /* S6's wait for the thieves of [from, to), and the marks cleared (I4). */
 static void wait_thieves(herd__sdq *q, uint32_t from, uint32_t to) {
+    unsigned spins = 0;
     for (uint32_t i = from; i < to; i++) {
         /* ORDER: acquire; pairs with the release store of `taken` in
          * herd__sdq_steal(): the thief's reads of the slot happen before our
          * later writes to it. */
         while (!atomic_load_explicit(&q->slots[i].taken, memory_order_acquire))
-            herd__cpu_relax();
+            herd__spin_backoff(&spins); /* the thief may have lost its CPU */
         /* ORDER: relaxed; the next thief of this slot acquires it only after
          * a later release publish. */
         atomic_store_explicit(&q->slots[i].taken, 0, memory_order_relaxed);
