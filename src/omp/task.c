@@ -515,15 +515,18 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
     (void)priority; /* a hint; herd's schedulers have no priorities */
     omp_task *cur = herd__omp_cur;
     /* tg_cur: cancel-var true and a taskgroup, which may discard it */
-    if (__builtin_expect(
-            cur && !cur->tg_cur && !cpyfn && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)), 1)) {
+    if (__builtin_expect(cur && !cur->tg_cur && !(flags & (OMP_TASK_DETACH | OMP_TASK_DEPEND)),
+                         1)) {
         int final = (flags & OMP_TASK_FINAL) || cur->final;
         herd__hot *h = herd__tls;
         if (!h || !if_clause || cur->final || throttled(h, cur)) {
-            run_here(cur, fn, data, final);
+            if (__builtin_expect(!cpyfn, 1))
+                run_here(cur, fn, data, final);
+            else /* GCC's copy function (firstprivate(child) in UTS's loop) */
+                run_now(cur, fn, data, cpyfn, arg_size, arg_align, final);
             return;
         }
-        if (spawn_in_slot(cur, fn, data, arg_size, arg_align, final))
+        if (!cpyfn && spawn_in_slot(cur, fn, data, arg_size, arg_align, final))
             return;
     }
     omp_event *ev = NULL;
