@@ -23,8 +23,9 @@
  * 2-core VM took 18 to 49 s for stress.topology's 10 barrier phases of 500
  * tasks, 49% of the samples in the spin of a herd_mutex's lock; with the
  * yield, 1.6 to 2.4 s (docs/design/tasks.md).
- * 128 pauses are 3 to 6 us, longer than any critical section guarded here
- * runs on a CPU it holds. */
+ * 128 pauses take 1.3 us on the 2-core VM (10 ns each, measured) and up
+ * to about 5 us on cores whose pause is 140 cycles: longer than any
+ * critical section guarded here runs on a CPU it holds. */
 #define HERD__SPIN_PAUSES 128
 
 /* One step of a wait loop: a pause, and a yield once *spins reaches
