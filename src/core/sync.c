@@ -375,10 +375,8 @@ HERD_API int herd_barrier_wait(herd_barrier *b) {
         /* An arm between its mark and its ULT: a few instructions, unless
          * its worker lost the CPU. ORDER: relaxed in the spin (as in
          * herd__spin_wait), acquire once it changed. */
-        for (unsigned k = 1; v == ARMING; k++) {
-            herd__cpu_relax();
-            if (k % 64 == 0)
-                sched_yield();
+        for (unsigned spins = 0; v == ARMING;) {
+            herd__spin_backoff(&spins);
             v = __atomic_load_n(&slots[i], __ATOMIC_RELAXED);
         }
         if (!v)

@@ -438,13 +438,12 @@ void herd__serve_only(herd__rt *rt, int n) {
         abort();
     }
     atomic_thread_fence(memory_order_seq_cst);
+    /* ORDER: acquire; pairs with the release store that ends a worker's
+     * search (shared_end): what it took before is ordered before us. */
     for (int i = n; i < rt->nworkers; i++)
-        for (unsigned k = 1; atomic_load_explicit(&rt->workers[i].searching, memory_order_acquire);
-             k++)
-            if (k % SPIN_ROUNDS == 0)
-                sched_yield(); /* it may wait for our CPU to end its attempt */
-            else
-                herd__cpu_relax();
+        for (unsigned spins = 0;
+             atomic_load_explicit(&rt->workers[i].searching, memory_order_acquire);)
+            herd__spin_backoff(&spins); /* it may wait for our CPU to end its attempt */
 }
 
 void herd__serve_all(herd__rt *rt) {

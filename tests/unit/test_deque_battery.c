@@ -400,6 +400,14 @@ static uint64_t owner_pop(mix_shared *s, uint64_t n, uint64_t *sum) {
 
 /* Run one owner (the caller) against p->nthieves thieves. Returns 0 when
  * every check passed, -1 otherwise (after printing why). */
+/* The owner leaves what is queued to the thieves for a moment: a split
+ * deque's thieves see only what its owner published. */
+static void offer_to_thieves(mix_shared *s) {
+    if (s->ops->publish_all)
+        s->ops->publish_all(s->q);
+    sched_yield();
+}
+
 static int run_mix(const deque_ops *ops, const mix_params *p, mix_result *res) {
     mix_shared *s = aligned_alloc(64, (sizeof *s + 63) / 64 * 64);
     memset(s, 0, sizeof *s);
@@ -448,14 +456,11 @@ static int run_mix(const deque_ops *ops, const mix_params *p, mix_result *res) {
                 full++;
                 if (p->stop_when_fed && now_s() - t0 <= p->time_cap_s) {
                     /* Full while a thief waits to be fed: leave the values
-                     * to the thieves (published, for a split deque) rather
-                     * than take them back. The 128-slot deque's owner took
+                     * to the thieves rather than take them back. The 128-slot deque's owner took
                      * 64 at each full push and so ran through all 2^20
                      * values before a thief that had not run yet could get
                      * one: 3 runs in 25 under ASan beside stress.deque_stress. */
-                    if (ops->publish_all)
-                        ops->publish_all(s->q);
-                    sched_yield();
+                    offer_to_thieves(s);
                     continue;
                 }
                 pops += owner_pop(s, 64, &osum); /* take something out, try again */
@@ -469,17 +474,13 @@ static int run_mix(const deque_ops *ops, const mix_params *p, mix_result *res) {
     /* Out of values before every thief was fed (a small deque, whose full
      * pushes pop, goes through them fast; a thief may not have run yet on
      * a loaded machine): leave what is queued to the thieves until they
-     * are fed or the time cap passes. A split deque's thieves see only
-     * what its owner published, and the owner pushes no more: publish it
-     * all. */
+     * are fed or the time cap passes. */
     while (p->stop_when_fed && now_s() - t0 <= p->time_cap_s) {
         uint64_t mn;
         thieves_taken(s, &mn);
         if (mn > 0)
             break;
-        if (ops->publish_all)
-            ops->publish_all(s->q);
-        sched_yield();
+        offer_to_thieves(s);
     }
     /* Drain: once pop reports empty, every value left was won by a thief's
      * CAS; wait for those thieves to record theirs. */
