@@ -262,18 +262,36 @@ OMP_API size_t omp_get_affinity_format(char *buffer, size_t size) {
     return len;
 }
 
-/* OMP_DISPLAY_AFFINITY: at a member's start, its line if the thread has not
- * shown this level, thread number and team size yet (or has shown other
- * ones since). */
-void herd__omp_affinity_member(void) {
+/* OMP_DISPLAY_AFFINITY: at a member's start, its line if `all` or if the
+ * thread has not shown this level, thread number, team size and place yet
+ * (or has shown other ones since). */
+void herd__omp_affinity_member(int all) {
     static __thread long shown = -1;
     omp_task *t = herd__omp_task();
-    long key =
-        ((long)omp_get_level() << 40) ^ ((long)t->thread_num << 20) ^ (long)omp_get_num_threads();
-    if (key == shown)
+    long key = ((long)omp_get_level() << 40) ^ ((long)t->thread_num << 20) ^
+               (long)omp_get_num_threads() ^ ((long)(herd__omp_bound_place() + 1) << 52);
+    if (key == shown && !all)
         return;
     shown = key;
     omp_display_affinity(NULL);
+}
+
+/* The specification asks for every thread's line on any change: a team
+ * placed by its policy (bind.c) whose size or members' places differ from
+ * the last one this thread started at the same level shows them all (as
+ * libgomp and libomp do), even the members whose own place stayed. */
+int herd__omp_affinity_team(const omp_team *team) {
+    static __thread unsigned long last[8];
+    unsigned long h = 14695981039346656037ul ^ (unsigned long)team->nthreads; /* FNV-1a */
+    for (int i = 0; i < team->nthreads; i++) {
+        omp_placement m = herd__omp_place_member(team->place_bind, team->place_lo, team->place_len,
+                                                 team->place_p, team->nthreads, i);
+        h = (h ^ (unsigned long)m.place) * 1099511628211ul;
+    }
+    int l = team->level < 8 ? team->level : 7;
+    int changed = h != last[l];
+    last[l] = h;
+    return changed;
 }
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */

@@ -368,13 +368,19 @@ void herd__omp_init(void) {
         icv->bind = parse_bind(s, &hb, &g->bind_levels);
     /* herd's own setting wins; otherwise OMP_PROC_BIND picks the binding,
      * passed to herd_start as a value (team.c), not through the program's
-     * environment. Abstract places keep herd's placement; an explicit list
-     * is kept as places and leaves the threads unbound (places.c). */
+     * environment. An explicit list of places leaves herd's workers
+     * unbound: each member's thread is bound to its place (bind.c). */
     g->bind = NULL;
     if (hb && !getenv("HERD_BIND"))
         g->bind = hb;
-    if ((s = getenv("OMP_PLACES")) && *s && !herd__omp_parse_places(s) && !getenv("HERD_BIND"))
-        g->bind = "none";
+    if ((s = getenv("OMP_PLACES")) && *s) {
+        if (!herd__omp_parse_places(s) && !getenv("HERD_BIND"))
+            g->bind = "none";
+        /* Places without OMP_PROC_BIND: bind-var true, as in libgomp, so
+         * members are placed (bind.c) */
+        if (!hb)
+            icv->bind = OMP_BIND_TRUE;
+    }
     if ((s = getenv("OMP_STACKSIZE")) && *s)
         g->stacksize = parse_stacksize(s);
     if ((s = getenv("OMP_WAIT_POLICY")) && *s) {

@@ -12,6 +12,7 @@
 #include "core/seam_omp.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -68,9 +69,19 @@ typedef struct omp_icv {
     int max_active; /* max-active-levels-var */
     int run_sched;  /* run-sched-var kind (OMP_SCHED_*, may carry MONOTONIC) */
     long run_chunk;
-    int bind;            /* bind-var (omp_proc_bind_t) */
+    int bind; /* bind-var (omp_proc_bind_t: OMP_BIND_*) */
+    /* place-partition-var: places part_lo.. of OMP_PLACES's list, part_len
+     * of them, 0: the whole list (bind.c) */
+    short part_lo, part_len;
     uintptr_t def_alloc; /* def-allocator-var (alloc.c); 0: OMP_ALLOCATOR's */
 } omp_icv;
+
+/* omp_proc_bind_t's values (bind-var, the proc_bind clause) */
+enum { OMP_BIND_FALSE, OMP_BIND_TRUE, OMP_BIND_PRIMARY, OMP_BIND_CLOSE, OMP_BIND_SPREAD };
+/* A parallel's flags, herd's own bit beside GCC's proc_bind (the low 3):
+ * the clause places the members but leaves their bind-var (the LLVM front
+ * end, as libomp does). GCC sets no such bit. */
+#define OMP_PAR_KEEP_BIND (1u << 30)
 
 /* An ICV given per nesting level (OMP_NUM_THREADS=4,2; OMP_PROC_BIND=
  * spread,close): v[L] for the implicit tasks of a team at level L, v[0]
@@ -190,6 +201,7 @@ typedef struct omp_team {
     int active_level;
     int icv_nthreads, icv_bind; /* its implicit tasks' nthreads-var and bind-var */
     int outer;                  /* member i runs on worker i (the outermost active team) */
+    int place_bind;             /* OMP_BIND_* that places its members (bind.c), 0: none */
     struct omp_task *parent;    /* the task that encountered the parallel */
     void (*fn)(void *);
     void *data;
@@ -206,6 +218,10 @@ typedef struct omp_team {
     _Atomic int mix_sleepers;
     int guests_left;
     omp_waiter *end_waiter;
+    /* place_bind: the primary's place and the encountering task's place
+     * partition; display_all: OMP_DISPLAY_AFFINITY prints every member's
+     * line (the team's places or size changed, affinity.c) */
+    int place_p, place_lo, place_len, display_all;
     int preinit;    /* combined construct: worksharing 0 is set up */
     uintptr_t *red; /* parallel reduction(task, ...): the members' registration */
     void *copy;     /* __kmpc_copyprivate: the executor's data, between its barriers */
@@ -281,8 +297,11 @@ static inline omp_task *herd__omp_task(void) {
 #define OMP_SAVE() omp_task *omp__saved = herd__omp_task()
 #define OMP_RESTORE() (herd__omp_cur = omp__saved)
 
-/* affinity.c: OMP_DISPLAY_AFFINITY's line for a member that starts. */
-void herd__omp_affinity_member(void);
+/* affinity.c: OMP_DISPLAY_AFFINITY's line for a member that starts (all:
+ * the team's shows every member's); whether a placed team's size or places
+ * differ from the last this thread started at its level. */
+void herd__omp_affinity_member(int all);
+int herd__omp_affinity_team(const omp_team *team);
 /* teams.c: the thread's initial task, root of t's regions and tasks. */
 omp_task *herd__omp_root(omp_task *t);
 /* icv.c */
@@ -297,6 +316,26 @@ void herd__omp_display_env(int verbose);
 /* places.c: check OMP_PLACES (stops on a malformed value); 1: an abstract
  * name, 0: an explicit list (kept for the places routines). */
 int herd__omp_parse_places(const char *s);
+/* places.c: the number of places (0: no OMP_PLACES); place i's CPUs
+ * (0 <= i < that number); the place that holds every CPU the calling thread
+ * may run on, -1 when none does */
+int herd__omp_num_places(void);
+const cpu_set_t *herd__omp_place_set(int i);
+int herd__omp_place_of_thread(void);
+/* bind.c (Member placement): member i's place and place partition in a team
+ * of n placed by policy bind (OMP_BIND_*, not false) from place p of the
+ * partition [lo, lo + len) */
+typedef struct omp_placement {
+    int place, part_lo, part_len;
+} omp_placement;
+omp_placement herd__omp_place_member(int bind, int lo, int len, int p, int n, int i);
+/* bind.c: the place of the primary thread of a team that a task with these
+ * ICVs encounters (this thread's, else the partition's first); the place
+ * this thread was bound to by a member's placement (-1: none); bind this
+ * thread to place i (a system call only when its CPUs change) */
+int herd__omp_primary_place(const omp_icv *icv);
+int herd__omp_bound_place(void);
+void herd__omp_bind_thread(int place);
 /* team.c: make sure herd runs; 0 or a herd error. */
 int herd__omp_start(void);
 /* team.c: stop herd's workers outside every region (omp_pause_resource);

@@ -12,14 +12,14 @@
  * omp_get_place_num_procs / omp_get_place_proc_ids. An abstract name's
  * places are the machine's PUs, cores, packages, L3 caches or NUMA nodes
  * (core/places.c, hwloc), the first `count` of them when a count is given,
- * computed at the first question; the workers keep herd's own placement
- * (one worker per PU of the cpuset, HERD_BIND). With an explicit list herd
- * does not pin a worker to a place's CPUs, so its threads are left unbound
- * (HERD_BIND=none unless set). omp_get_place_num() answers the place that
- * holds every CPU the calling thread may run on, -1 when none does ("not
- * bound to a place"); the place partition is the whole list (herd does not
- * split it by proc_bind). A malformed value stops the program with a
- * message naming it. */
+ * computed at the first question. herd places its workers by its own
+ * rule (HERD_BIND; none with an explicit list) until a team's members are
+ * placed by the proc_bind policy (bind.c), which binds each member's thread
+ * to its place. omp_get_place_num() answers the place a member's placement
+ * bound the calling thread to, else the place that holds every CPU the
+ * thread may run on, -1 when none does ("not bound to a place"); the place
+ * partition is the current task's (bind.c). A malformed value stops the
+ * program with a message naming it. */
 #include "omp/omp.h"
 
 #include <ctype.h>
@@ -232,9 +232,31 @@ static void places_now(void) {
     pthread_once(&abstract_once, compute_abstract);
 }
 
-OMP_API int omp_get_num_places(void) {
+int herd__omp_num_places(void) {
     places_now();
     return nplaces;
+}
+
+const cpu_set_t *herd__omp_place_set(int i) {
+    return &places[i];
+}
+
+int herd__omp_place_of_thread(void) {
+    places_now();
+    cpu_set_t mine;
+    if (!nplaces || pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) != 0)
+        return -1;
+    for (int i = 0; i < nplaces; i++) {
+        cpu_set_t both;
+        CPU_AND(&both, &mine, &places[i]);
+        if (CPU_EQUAL(&both, &mine))
+            return i;
+    }
+    return -1;
+}
+
+OMP_API int omp_get_num_places(void) {
+    return herd__omp_num_places();
 }
 
 OMP_API int omp_get_place_num_procs(int place) {
@@ -251,27 +273,25 @@ OMP_API void omp_get_place_proc_ids(int place, int *ids) {
             ids[k++] = c;
 }
 
+/* The place a member's placement bound this thread to (several places may
+ * hold the same CPUs), else the one its CPUs lie in. */
 OMP_API int omp_get_place_num(void) {
-    places_now();
-    cpu_set_t mine;
-    if (!nplaces || pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) != 0)
-        return -1;
-    for (int i = 0; i < nplaces; i++) {
-        cpu_set_t both;
-        CPU_AND(&both, &mine, &places[i]);
-        if (CPU_EQUAL(&both, &mine))
-            return i;
-    }
-    return -1;
+    int p = herd__omp_bound_place();
+    return p >= 0 ? p : herd__omp_place_of_thread();
 }
+
+/* The current task's place partition (bind.c). */
 OMP_API int omp_get_partition_num_places(void) {
     places_now();
-    return nplaces;
+    const omp_icv *icv = &herd__omp_task()->icv;
+    return icv->part_len ? icv->part_len : nplaces;
 }
 OMP_API void omp_get_partition_place_nums(int *p) {
     places_now();
-    for (int i = 0; i < nplaces; i++)
-        p[i] = i;
+    const omp_icv *icv = &herd__omp_task()->icv;
+    int n = icv->part_len ? icv->part_len : nplaces;
+    for (int i = 0; i < n; i++)
+        p[i] = icv->part_lo + i;
 }
 
 /* The same routines under the LLVM ABI's version (kmp/, omp.h). */

@@ -305,8 +305,15 @@ static void member_begin(omp_task *me, omp_team *team, int i) {
     me->red = team->red;
     me->ch_lo = me->ch_hi = -1;
     herd__omp_cur = me;
+    if (__builtin_expect(team->place_bind, 0)) {
+        omp_placement m = herd__omp_place_member(team->place_bind, team->place_lo, team->place_len,
+                                                 team->place_p, team->nthreads, i);
+        me->icv.part_lo = (short)m.part_lo;
+        me->icv.part_len = (short)m.part_len;
+        herd__omp_bind_thread(m.place);
+    }
     if (__builtin_expect(herd__omp_g.display_affinity, 0))
-        herd__omp_affinity_member();
+        herd__omp_affinity_member(team->display_all);
     if (team->preinit)
         (void)herd__omp_ws_begin(me); /* worksharing 0 is set up: just enter it */
 }
@@ -413,6 +420,17 @@ static void place_members(omp_team *team, int nworker) {
         herd__omp_fatal("cannot start team members 1..%d: %s", nworker - 1, herd_strerror(rc));
 }
 
+/* The team's members will be placed by policy bind (not false) from the
+ * encountering task's place partition (bind.c). */
+static void place_team(omp_team *team, const omp_task *enc, int bind) {
+    team->place_bind = bind;
+    team->place_lo = enc->icv.part_lo;
+    team->place_len = enc->icv.part_len ? enc->icv.part_len : herd__omp_num_places();
+    team->place_p = herd__omp_primary_place(&enc->icv);
+    if (herd__omp_g.display_affinity)
+        team->display_all = herd__omp_affinity_team(team);
+}
+
 /* Set the region's team up and start members 1..n-1; member 0 is the
  * caller's to run (member_entry or member_begin) before region_end. */
 static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *data,
@@ -470,17 +488,21 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
     team->guests_left = (int)n - nworker;
     team->level = level + 1;
     team->active_level = active + (n > 1);
-    /* The members' nthreads-var and bind-var, libgomp's rules: item `level
-     * + 1` of the OMP_NUM_THREADS and OMP_PROC_BIND lists where a list
-     * reaches it; else the encountering task's, bind-var replaced by the
-     * proc_bind clause (flags' low 3 bits) unless binding is off (false).
-     * (The LLVM front end passes no clause: libomp keeps bind-var.) */
+    /* The policy that places the members: the proc_bind clause (flags' low
+     * 3 bits) unless binding is off (bind-var false), else bind-var. The
+     * members' nthreads-var and bind-var, libgomp's rules: item `level + 1`
+     * of the OMP_NUM_THREADS and OMP_PROC_BIND lists where a list reaches
+     * it; else the encountering task's, bind-var replaced by the policy
+     * (the LLVM front end's OMP_PAR_KEEP_BIND: libomp keeps bind-var). */
     int bind = enc->icv.bind;
-    if (bind != 0 && (flags & 7))
+    if (bind != OMP_BIND_FALSE && (flags & 7))
         bind = (int)(flags & 7);
     team->icv_nthreads =
         herd__omp_level_value(&herd__omp_g.nthreads_levels, level + 1, enc->icv.nthreads);
-    team->icv_bind = herd__omp_level_value(&herd__omp_g.bind_levels, level + 1, bind);
+    team->icv_bind = herd__omp_level_value(&herd__omp_g.bind_levels, level + 1,
+                                           flags & OMP_PAR_KEEP_BIND ? enc->icv.bind : bind);
+    if (bind != OMP_BIND_FALSE && herd__omp_num_places() > 0)
+        place_team(team, enc, bind);
     team->outer = r->outer;
     team->parent = enc;
     team->fn = fn;

@@ -110,3 +110,33 @@ __attribute__((constructor)) static void check_omp_library(void) {
     check_omp_symbol_in("omp_get_thread_num", (void *)omp_get_thread_num, want);
     check_omp_symbol_in(OMP_TEST_FORK_ENTRY, OMP_TEST_FORK_FN, want);
 }
+
+/* Run this program again with arguments a1, a2, a3 (a NULL ends them) and
+ * the OMP_PLACES and OMP_PROC_BIND given (NULL: unset; the library reads
+ * them when it loads); whether the child exited with status 0. */
+#include <sys/wait.h>
+__attribute__((unused)) static int omp_test_rerun(const char *places, const char *bind,
+                                                  const char *a1, const char *a2, const char *a3) {
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    CHECK(n > 0);
+    self[n] = '\0';
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        if (places)
+            setenv("OMP_PLACES", places, 1);
+        else
+            unsetenv("OMP_PLACES");
+        if (bind)
+            setenv("OMP_PROC_BIND", bind, 1);
+        else
+            unsetenv("OMP_PROC_BIND");
+        execl(self, self, a1, a2, a3, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}

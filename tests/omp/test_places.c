@@ -110,23 +110,12 @@ static void expect(const char *self, const char *places, const char *want) {
 }
 
 /* Run this program as `abstract NAME CPUS` with OMP_PLACES=NAME. */
-static void expect_abstract(const char *self, const char *name, const cpu_set_t *allowed) {
+static void expect_abstract(const char *name, const cpu_set_t *allowed) {
     char list[4096] = "";
     for (int c = 0, len = 0; c < CPU_SETSIZE && len < (int)sizeof list - 8; c++)
         if (CPU_ISSET(c, allowed))
             len += snprintf(list + len, sizeof list - (size_t)len, "%s%d", len ? "," : "", c);
-    fflush(NULL);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        setenv("OMP_PLACES", name, 1);
-        setenv("OMP_PROC_BIND", "true", 1);
-        execl(self, self, "abstract", name, list, (char *)NULL);
-        _exit(127);
-    }
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (!omp_test_rerun(name, "true", "abstract", name, list)) {
         fprintf(stderr, "OMP_PLACES=%s: the child's checks failed\n", name);
         _exit(1);
     }
@@ -181,7 +170,7 @@ int main(int argc, char **argv) {
     static const char *const abstract[] = {"threads",      "cores",    "sockets",   "ll_caches",
                                            "numa_domains", "cores(1)", "threads(2)"};
     for (size_t i = 0; i < sizeof abstract / sizeof abstract[0]; i++)
-        expect_abstract(self, abstract[i], &allowed);
+        expect_abstract(abstract[i], &allowed);
     puts("places: ok");
     return 0;
 }

@@ -57,9 +57,9 @@ KMP_API void __kmpc_end(ident_t *loc) {
 
 /* ------------------------------------------------------------ the pushes */
 
-/* What the thread pushed for its next fork: num_threads, num_teams and the
- * teams' thread_limit (0: none). */
-static __thread struct { int nthreads, nteams, team_limit; } pushed = {0, 0, 0};
+/* What the thread pushed for its next fork: num_threads, proc_bind,
+ * num_teams and the teams' thread_limit (0: none). */
+static __thread struct { int nthreads, bind, nteams, team_limit; } pushed = {0, 0, 0, 0};
 
 KMP_API void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 n) {
     (void)loc, (void)gtid;
@@ -67,10 +67,14 @@ KMP_API void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 n) 
 }
 KMP_API void __kmpc_push_proc_bind(ident_t *loc, kmp_int32 gtid, int bind) {
     (void)loc, (void)gtid;
-    /* libomp places the team's threads by the clause and leaves the members'
-     * bind-var as it was (kmp_runtime.cpp, __kmp_fork_call; GCC's libgomp
-     * sets it: team.c). herd places no members by it: nothing to keep. */
-    (void)bind;
+    /* It places the team's members and leaves their bind-var as it was, as
+     * libomp does (GCC's libgomp sets it: team.c, OMP_PAR_KEEP_BIND). */
+    /* clang 14 passes 5 for proc_bind(primary) (its OMPKinds.def; libomp 14
+     * reads 5 as its own proc_bind_intel and places nobody), 2 for master:
+     * herd takes both as primary, what the program asked for. */
+    pushed.bind = bind == 5                                             ? OMP_BIND_PRIMARY
+                  : bind >= OMP_BIND_PRIMARY && bind <= OMP_BIND_SPREAD ? bind
+                                                                        : 0;
 }
 KMP_API void __kmpc_push_num_teams(ident_t *loc, kmp_int32 gtid, kmp_int32 nteams,
                                    kmp_int32 nthreads) {
@@ -130,9 +134,9 @@ static void member(void *p) {
 KMP_API void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...) {
     (void)loc;
     COLLECT(a, argc, microtask, "__kmpc_fork_call");
-    unsigned n = (unsigned)pushed.nthreads;
-    pushed.nthreads = 0;
-    GOMP_parallel(member, a, n, 0);
+    unsigned n = (unsigned)pushed.nthreads, flags = (unsigned)pushed.bind | OMP_PAR_KEEP_BIND;
+    pushed.nthreads = pushed.bind = 0;
+    GOMP_parallel(member, a, n, flags);
 }
 
 static void noop(void *p) {
@@ -144,7 +148,7 @@ static void noop(void *p) {
 KMP_API void __kmpc_serialized_parallel(ident_t *loc, kmp_int32 gtid) {
     (void)loc, (void)gtid;
     herd__kmp_seen();
-    pushed.nthreads = 0;
+    pushed.nthreads = pushed.bind = 0;
     GOMP_parallel_start(noop, NULL, 1);
 }
 KMP_API void __kmpc_end_serialized_parallel(ident_t *loc, kmp_int32 gtid) {
