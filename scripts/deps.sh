@@ -47,6 +47,7 @@ probe() {
     clang) have clang ;;
     llvm-14-tools) [ -x /usr/lib/llvm-14/bin/FileCheck ] ;;
     clang-format-14) have clang-format-14 ;;
+    flang-19) have flang-new-19 ;;
     *) return 1 ;;
     esac
 }
@@ -72,10 +73,13 @@ done
 # gfortran: the OpenMP Fortran test (tests/omp); clang (with libomp-dev): the
 # clang builds of the OpenMP tests (tests/omp, LLVM's OpenMP ABI); llvm-14-tools:
 # FileCheck, which the RUN lines of LLVM's libomp testsuite pipe into
-# (scripts/conformance-llvm); clang-format-14: the layout check (format.check).
+# (scripts/conformance-llvm); clang-format-14: the layout check (format.check);
+# flang-19: the flang build of the OpenMP Fortran test (LLVM's ABI from Fortran;
+# Debian 12's flang, linked against libomp-dev's libomp 14, not libomp-19-dev,
+# which would replace the system libomp.so.5 the clang builds are compared with).
 required=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libssl-dev python3
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libomp-dev libtbb-dev gfortran clang
-    llvm-14-tools clang-format-14)
+    llvm-14-tools clang-format-14 flang-19)
 # openmpi-bin, libopenmpi-dev: the MPI task pool (libherd-pool) and its mpi tests.
 required+=(openmpi-bin libopenmpi-dev)
 

@@ -224,3 +224,31 @@ OMP_LLVM_ALIAS(omp_get_max_task_priority, "OMP_4.5");
 OMP_LLVM_ALIAS(omp_display_env, "OMP_5.1");
 OMP_LLVM_ALIAS(omp_get_wtime, "OMP_2.0");
 OMP_LLVM_ALIAS(omp_get_wtick, "OMP_2.0");
+
+/* The Fortran bindings above under LLVM's version too: libomp's take their
+ * arguments as gfortran's do (by reference, character lengths after the
+ * others), and flang calls them where a program names a routine without
+ * omp_lib's interface (GCC's stack.f90). */
+OMP_LLVM_ALIAS(omp_get_active_level_, "OMP_3.0");
+OMP_LLVM_ALIAS(omp_get_ancestor_thread_num_, "OMP_3.0");
+OMP_LLVM_ALIAS(omp_get_cancellation_, "OMP_4.0");
+OMP_LLVM_ALIAS(omp_get_dynamic_, "OMP_1.0");
+OMP_LLVM_ALIAS(omp_get_level_, "OMP_3.0");
+OMP_LLVM_ALIAS(omp_get_max_active_levels_, "OMP_3.0");
+OMP_LLVM_ALIAS(omp_get_max_task_priority_, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_max_threads_, "OMP_1.0");
+OMP_LLVM_ALIAS(omp_get_nested_, "OMP_1.0");
+OMP_LLVM_ALIAS(omp_get_num_devices_, "OMP_4.0");
+OMP_LLVM_ALIAS(omp_get_num_procs_, "OMP_1.0");
+OMP_LLVM_ALIAS(omp_get_num_threads_, "OMP_1.0");
+OMP_LLVM_ALIAS(omp_get_team_size_, "OMP_3.0");
+OMP_LLVM_ALIAS(omp_get_thread_num_, "OMP_1.0");
+OMP_LLVM_ALIAS(omp_get_wtick_, "OMP_2.0");
+OMP_LLVM_ALIAS(omp_get_wtime_, "OMP_2.0");
+OMP_LLVM_ALIAS(omp_in_final_, "OMP_3.1");
+OMP_LLVM_ALIAS(omp_in_parallel_, "OMP_1.0");
+OMP_LLVM_ALIAS(omp_is_initial_device_, "OMP_4.0");
+OMP_LLVM_ALIAS(omp_set_dynamic_, "OMP_1.0");
+OMP_LLVM_ALIAS(omp_set_max_active_levels_, "OMP_3.0");
+OMP_LLVM_ALIAS(omp_set_nested_, "OMP_1.0");
+OMP_LLVM_ALIAS(omp_set_num_threads_, "OMP_1.0");

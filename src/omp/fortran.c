@@ -248,3 +248,35 @@ OMP_API int omp_capture_affinity_(char *buffer, const char *format, size_t buffe
     free(f);
     return r;
 }
+
+/* The Fortran bindings above under LLVM's version too: libomp's take their
+ * arguments as gfortran's do (by reference, character lengths after the
+ * others), and flang calls them where a program names a routine without
+ * omp_lib's interface (GCC's stack.f90). */
+OMP_LLVM_ALIAS(omp_capture_affinity_, "OMP_5.0");
+OMP_LLVM_ALIAS(omp_destroy_allocator_, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_display_affinity_, "OMP_5.0");
+OMP_LLVM_ALIAS(omp_display_env_, "OMP_5.1");
+OMP_LLVM_ALIAS(omp_fulfill_event_, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_get_affinity_format_, "OMP_5.0");
+OMP_LLVM_ALIAS(omp_get_default_allocator_, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_get_default_device_, "OMP_4.0");
+OMP_LLVM_ALIAS(omp_get_device_num_, "OMP_5.0.2");
+OMP_LLVM_ALIAS(omp_get_initial_device_, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_num_places_, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_partition_num_places_, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_partition_place_nums_, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_place_num_, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_place_num_procs_, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_place_proc_ids_, "OMP_4.5");
+OMP_LLVM_ALIAS(omp_get_proc_bind_, "OMP_4.0");
+OMP_LLVM_ALIAS(omp_get_schedule_, "OMP_3.0");
+OMP_LLVM_ALIAS(omp_get_supported_active_levels_, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_get_thread_limit_, "OMP_3.0");
+OMP_LLVM_ALIAS(omp_init_allocator_, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_pause_resource_, "OMP_5.0");
+OMP_LLVM_ALIAS(omp_pause_resource_all_, "OMP_5.0");
+OMP_LLVM_ALIAS(omp_set_affinity_format_, "OMP_5.0");
+OMP_LLVM_ALIAS(omp_set_default_allocator_, "OMP_5.0.1");
+OMP_LLVM_ALIAS(omp_set_default_device_, "OMP_4.0");
+OMP_LLVM_ALIAS(omp_set_schedule_, "OMP_3.0");

@@ -449,3 +449,16 @@ static void init_nest_lock_ptr_with_hint(void **l, int hint) {
     omp_init_nest_lock__30(l);
 }
 OMP_LLVM_ALIAS_OF(omp_init_nest_lock_with_hint, init_nest_lock_ptr_with_hint);
+
+/* The Fortran locks under LLVM's version: flang's omp_lock_kind and
+ * omp_nest_lock_kind are 8 bytes, room for the word and the pointer. */
+OMP_LLVM_ALIAS_OF(omp_destroy_lock_, omp_destroy_lock__30);
+OMP_LLVM_ALIAS_OF(omp_destroy_nest_lock_, omp_destroy_nest_lock__30);
+OMP_LLVM_ALIAS_OF(omp_init_lock_, omp_init_lock__30);
+OMP_LLVM_ALIAS_OF(omp_init_nest_lock_, omp_init_nest_lock__30);
+OMP_LLVM_ALIAS_OF(omp_set_lock_, omp_set_lock__30);
+OMP_LLVM_ALIAS_OF(omp_set_nest_lock_, omp_set_nest_lock__30);
+OMP_LLVM_ALIAS_OF(omp_test_lock_, omp_test_lock__30);
+OMP_LLVM_ALIAS_OF(omp_test_nest_lock_, omp_test_nest_lock__30);
+OMP_LLVM_ALIAS_OF(omp_unset_lock_, omp_unset_lock__30);
+OMP_LLVM_ALIAS_OF(omp_unset_nest_lock_, omp_unset_nest_lock__30);

@@ -138,3 +138,14 @@ OMP_LLVM_ALIAS(omp_set_num_teams, "OMP_5.1");
 OMP_LLVM_ALIAS(omp_get_max_teams, "OMP_5.1");
 OMP_LLVM_ALIAS(omp_set_teams_thread_limit, "OMP_5.1");
 OMP_LLVM_ALIAS(omp_get_teams_thread_limit, "OMP_5.1");
+
+/* The Fortran bindings above under LLVM's version too: libomp's take their
+ * arguments as gfortran's do (by reference, character lengths after the
+ * others), and flang calls them where a program names a routine without
+ * omp_lib's interface (GCC's stack.f90). */
+OMP_LLVM_ALIAS(omp_get_max_teams_, "OMP_5.1");
+OMP_LLVM_ALIAS(omp_get_num_teams_, "OMP_4.0");
+OMP_LLVM_ALIAS(omp_get_team_num_, "OMP_4.0");
+OMP_LLVM_ALIAS(omp_get_teams_thread_limit_, "OMP_5.1");
+OMP_LLVM_ALIAS(omp_set_num_teams_, "OMP_5.1");
+OMP_LLVM_ALIAS(omp_set_teams_thread_limit_, "OMP_5.1");

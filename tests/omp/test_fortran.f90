@@ -1,5 +1,19 @@
-! gfortran -fopenmp: parallel, do (static, dynamic) with reductions,
-! single, critical, atomic, tasks, locks and the omp_lib queries.
+! gfortran -fopenmp and flang -fopenmp: parallel, do (static, dynamic) with
+! reductions, single, critical, atomic, tasks, locks, the omp_lib queries, a
+! routine called without omp_lib's interface (the Fortran entry point,
+! omp_get_max_threads_: fortran_external.f90, a file of its own, where
+! flang sees no omp_lib), and a threadprivate common block whose DATA values
+! every thread starts from (flang keeps threadprivate data in the runtime:
+! __kmpc_threadprivate_cached).
+block data tp_init
+  integer :: tp_a
+  real :: tp_b(2)
+  common /tpc/ tp_a, tp_b
+  !$omp threadprivate (/tpc/)
+  data tp_a / 32 /
+  data tp_b / 2*1. /
+end block data tp_init
+
 program test_fortran
   use omp_lib
   implicit none
@@ -7,7 +21,11 @@ program test_fortran
   integer :: i, nt, hits(n), crit
   integer(kind=8) :: s, want
   integer(kind=omp_lock_kind) :: lck
-  integer :: locked
+  integer :: locked, mt, bad
+  integer :: tp_a
+  real :: tp_b(2)
+  common /tpc/ tp_a, tp_b
+  !$omp threadprivate (/tpc/)
   call check_library()
   hits = 0
   s = 0
@@ -49,6 +67,23 @@ program test_fortran
   !$omp end single
   !$omp end parallel
   if (s /= 6765) stop 5
+  call max_threads_external(mt)
+  if (mt /= omp_get_max_threads()) stop 6
+  ! Every thread's copy starts from the DATA values, whatever the initial
+  ! thread's copy (member 0's) holds by the time the others first touch
+  ! theirs; then each keeps its own.
+  bad = 0
+  !$omp parallel num_threads(4) reduction(+:bad)
+  if (omp_get_thread_num() == 0) tp_a = 99
+  !$omp barrier
+  if (omp_get_thread_num() > 0 .and. (tp_a /= 32 .or. any(tp_b /= 1.))) bad = bad + 1
+  !$omp barrier
+  tp_a = omp_get_thread_num()
+  tp_b = tp_a + 19.
+  !$omp barrier
+  if (tp_a /= omp_get_thread_num() .or. any(tp_b /= tp_a + 19.)) bad = bad + 1
+  !$omp end parallel
+  if (bad /= 0) stop 7
   print *, 'omp fortran: ok'
 contains
   ! OMP_TEST_EXPECT_LIB=herd-omp: herd's library is mapped (the kernel names

@@ -1,9 +1,12 @@
-/* threadprivate without TLS (clang -fno-openmp-use-tls, and code built for
- * targets without it): the runtime keeps each thread's copy of a variable.
- * The initial thread (the process's first) uses the variable
+/* threadprivate without TLS (flang, always; clang -fno-openmp-use-tls, and
+ * code built for targets without it): the runtime keeps each thread's copy
+ * of a variable. The initial thread (the process's first) uses the variable
  * itself; every other thread gets a copy on its first access, made by the
  * registered constructor (copy-constructor from the original, or
- * constructor) or, for plain data, from the original's bytes at that time.
+ * constructor) or, for plain data, from the variable's initial bytes: those
+ * it held at its first access by any thread, before the initial thread
+ * could change it (flang's threadprivate common blocks with DATA: every
+ * thread starts from the DATA values, GCC's pr81841.f90, as under libomp).
  * Copies live as long as their thread (a destructor, if registered, runs at
  * the thread's exit). */
 #include "omp/kmp/kmp.h"
@@ -41,9 +44,11 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static void thread_exit(void *p) {
     for (tp_copy *c = p, *next; c; c = next) {
         next = c->next;
-        if (c->dtor)
-            c->dtor(c->copy);
-        free(c->copy);
+        if (c->copy != c->data) { /* not the initial thread's variable itself */
+            if (c->dtor)
+                c->dtor(c->copy);
+            free(c->copy);
+        }
         free(c);
     }
 }
@@ -73,29 +78,67 @@ static const tp_reg *find_reg(void *data) {
     return r;
 }
 
-/* The calling thread's copy of data (size bytes). */
+/* A variable's bytes at its first access (plain data's copies start from
+ * them), kept for the process's life. */
+typedef struct tp_var {
+    void *data, *init;
+    size_t size;
+    struct tp_var *next;
+} tp_var;
+static tp_var *vars; /* under reg_lock */
+
+static const tp_var *var_of(void *data, size_t size) {
+    pthread_mutex_lock(&reg_lock);
+    tp_var *v = vars;
+    while (v && v->data != data)
+        v = v->next;
+    if (!v) {
+        v = malloc(sizeof *v);
+        void *init = malloc(size ? size : 1);
+        if (!v || !init)
+            herd__omp_fatal("out of memory for a threadprivate variable (%zu bytes)", size);
+        memcpy(init, data, size);
+        *v = (tp_var){data, init, size, vars};
+        vars = v;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return v;
+}
+
+static void remember(void *data, void *copy, tp_dtor dtor) {
+    tp_copy *c = malloc(sizeof *c);
+    if (!c)
+        herd__omp_fatal("out of memory for a threadprivate copy");
+    *c = (tp_copy){data, copy, dtor, copies};
+    copies = c;
+    pthread_once(&key_once, make_key);
+    pthread_setspecific(exit_key, copies);
+}
+
+/* The calling thread's copy of data (size bytes). The initial thread's is
+ * the variable itself, remembered like a copy (no destructor) once its
+ * first access has kept the initial bytes. */
 KMP_API void *__kmpc_threadprivate(ident_t *loc, kmp_int32 gtid, void *data, size_t size) {
     (void)loc, (void)gtid;
-    if (gettid() == getpid()) /* the initial thread */
-        return data;
     for (tp_copy *c = copies; c; c = c->next)
         if (c->data == data)
             return c->copy;
+    const tp_var *v = var_of(data, size);
+    if (gettid() == getpid()) { /* the initial thread */
+        remember(data, data, NULL);
+        return data;
+    }
     const tp_reg *r = find_reg(data);
-    tp_copy *c = malloc(sizeof *c);
     void *copy = malloc(size ? size : 1);
-    if (!c || !copy)
+    if (!copy)
         herd__omp_fatal("out of memory for a threadprivate copy (%zu bytes)", size);
     if (r && r->cctor)
         r->cctor(copy, data);
     else if (r && r->ctor)
         r->ctor(copy);
     else
-        memcpy(copy, data, size);
-    *c = (tp_copy){data, copy, r ? r->dtor : NULL, copies};
-    copies = c;
-    pthread_once(&key_once, make_key);
-    pthread_setspecific(exit_key, copies);
+        memcpy(copy, v->init, size < v->size ? size : v->size);
+    remember(data, copy, r ? r->dtor : NULL);
     return copy;
 }
 
