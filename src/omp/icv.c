@@ -136,8 +136,8 @@ static int parse_bool(const char *var, const char *s) {
 
 /* OMP_SCHEDULE: [modifier:]kind[,chunk]. */
 static void parse_schedule(const char *s, omp_icv *icv) {
-    const char *forms =
-        "[monotonic:|nonmonotonic:]static|dynamic|guided|auto[,chunk from 1 to 2147483647]";
+    const char *forms = "[monotonic:|nonmonotonic:]static|dynamic|guided|auto|trapezoidal|"
+                        "static_steal[,chunk from 1 to 2147483647]";
     const char *p = s;
     int mono = 0;
     if (!strncasecmp(p, "monotonic:", 10)) {
@@ -153,7 +153,11 @@ static void parse_schedule(const char *s, omp_icv *icv) {
     } kinds[] = {{"static", OMP_SCHED_STATIC},
                  {"dynamic", OMP_SCHED_DYNAMIC},
                  {"guided", OMP_SCHED_GUIDED},
-                 {"auto", OMP_SCHED_AUTO}};
+                 {"auto", OMP_SCHED_AUTO},
+                 /* libomp's own kinds, as libomp reports them: trapezoidal
+                  * its kind 101 (run as guided), static_steal dynamic */
+                 {"trapezoidal", OMP_SCHED_TRAPEZOIDAL},
+                 {"static_steal", OMP_SCHED_DYNAMIC}};
     int kind = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (strlen(kinds[i].name) == len && !strncasecmp(p, kinds[i].name, len))
@@ -429,9 +433,10 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", i->dynamic ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_NESTED = '%s'\n", i->max_active > 1 ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_NUM_THREADS = '%d'\n", i->nthreads);
+    int kind = i->run_sched & ~(int)OMP_SCHED_MONOTONIC;
     fprintf(stderr, "  OMP_SCHEDULE = '%s%s,%ld'\n",
-            (i->run_sched & (int)OMP_SCHED_MONOTONIC) ? "MONOTONIC:" : "", kinds[i->run_sched & 7],
-            i->run_chunk);
+            (i->run_sched & (int)OMP_SCHED_MONOTONIC) ? "MONOTONIC:" : "",
+            kind == OMP_SCHED_TRAPEZOIDAL ? "TRAPEZOIDAL" : kinds[kind & 7], i->run_chunk);
     fprintf(stderr, "  OMP_PROC_BIND = '%s'\n", binds[i->bind > 4 ? 0 : i->bind + (i->bind > 2)]);
     fprintf(stderr, "  OMP_PLACES = '%s'\n", getenv("OMP_PLACES") ? getenv("OMP_PLACES") : "");
     fprintf(stderr, "  OMP_STACKSIZE = '%zu'\n", g->stacksize);

@@ -40,7 +40,11 @@ enum {
     OMP_SCHED_STATIC = 1,
     OMP_SCHED_DYNAMIC = 2,
     OMP_SCHED_GUIDED = 3,
-    OMP_SCHED_AUTO = 4
+    OMP_SCHED_AUTO = 4,
+    /* libomp's own omp_sched_t kind (omp_sched_t's extension range): what
+     * omp_get_schedule reports after OMP_SCHEDULE=trapezoidal; its loops
+     * run as guided (ws.c, resolve_kind) */
+    OMP_SCHED_TRAPEZOIDAL = 101
 };
 #define OMP_SCHED_MONOTONIC 0x80000000u
 

@@ -153,6 +153,8 @@ static int resolve_kind(const omp_task *t, long sched, long *chunk) {
     }
     if (kind == OMP_SCHED_AUTO)
         kind = OMP_SCHED_STATIC, *chunk = 0;
+    if (kind == OMP_SCHED_TRAPEZOIDAL) /* libomp's: chunks that shrink, as guided's do */
+        kind = OMP_SCHED_GUIDED;
     if (kind != OMP_SCHED_STATIC && *chunk < 1)
         *chunk = 1;
     return kind;

@@ -112,11 +112,12 @@ __attribute__((constructor)) static void check_omp_library(void) {
 }
 
 /* Run this program again with arguments a1, a2, a3 (a NULL ends them) and
- * the OMP_PLACES and OMP_PROC_BIND given (NULL: unset; the library reads
- * them when it loads); whether the child exited with status 0. */
+ * the environment changed by env: NULL-terminated "NAME=VALUE" (set) or
+ * "NAME" (unset) items (the library reads OMP_* when it loads); whether the
+ * child exited with status 0. */
 #include <sys/wait.h>
-__attribute__((unused)) static int omp_test_rerun(const char *places, const char *bind,
-                                                  const char *a1, const char *a2, const char *a3) {
+__attribute__((unused)) static int omp_test_rerun(const char *const *env, const char *a1,
+                                                  const char *a2, const char *a3) {
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     CHECK(n > 0);
@@ -125,14 +126,16 @@ __attribute__((unused)) static int omp_test_rerun(const char *places, const char
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-        if (places)
-            setenv("OMP_PLACES", places, 1);
-        else
-            unsetenv("OMP_PLACES");
-        if (bind)
-            setenv("OMP_PROC_BIND", bind, 1);
-        else
-            unsetenv("OMP_PROC_BIND");
+        for (; *env; env++) {
+            const char *eq = strchr(*env, '=');
+            if (!eq) {
+                unsetenv(*env);
+                continue;
+            }
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(eq - *env), *env);
+            setenv(name, eq + 1, 1);
+        }
         execl(self, self, a1, a2, a3, (char *)NULL);
         _exit(127);
     }

@@ -115,7 +115,10 @@ static void expect_abstract(const char *name, const cpu_set_t *allowed) {
     for (int c = 0, len = 0; c < CPU_SETSIZE && len < (int)sizeof list - 8; c++)
         if (CPU_ISSET(c, allowed))
             len += snprintf(list + len, sizeof list - (size_t)len, "%s%d", len ? "," : "", c);
-    if (!omp_test_rerun(name, "true", "abstract", name, list)) {
+    char places[64];
+    snprintf(places, sizeof places, "OMP_PLACES=%s", name);
+    const char *env[] = {places, "OMP_PROC_BIND=true", NULL};
+    if (!omp_test_rerun(env, "abstract", name, list)) {
         fprintf(stderr, "OMP_PLACES=%s: the child's checks failed\n", name);
         _exit(1);
     }

@@ -183,7 +183,11 @@ static void unplaced(void) {
 }
 
 static void run_child(const char *places, const char *bind, const char *what) {
-    if (!omp_test_rerun(places, bind, what, NULL, NULL)) {
+    char pl[300], pb[64];
+    snprintf(pl, sizeof pl, "OMP_PLACES=%s", places);
+    snprintf(pb, sizeof pb, "OMP_PROC_BIND=%s", bind ? bind : "");
+    const char *env[] = {pl, bind ? pb : "OMP_PROC_BIND", NULL};
+    if (!omp_test_rerun(env, what, NULL, NULL)) {
         fprintf(stderr, "OMP_PLACES=%s OMP_PROC_BIND=%s: the child's checks failed\n", places,
                 bind ? bind : "(unset)");
         _exit(1);
