@@ -302,8 +302,8 @@ void herd__omp_init(void) {
     omp_icv *icv = &g->icv;
     icv->dynamic = 0;
     icv->max_active = 1;
-    icv->run_sched = OMP_SCHED_DYNAMIC;
-    icv->run_chunk = 1;
+    icv->run_sched = OMP_RUN_SCHED_DEFAULT;
+    icv->run_chunk = 0;
     icv->bind = 0;
     const char *s;
     long pus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -434,9 +434,12 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_NESTED = '%s'\n", i->max_active > 1 ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_NUM_THREADS = '%d'\n", i->nthreads);
     int kind = i->run_sched & ~(int)OMP_SCHED_MONOTONIC;
+    long chunk = i->run_chunk;
+    if (i->run_sched == OMP_RUN_SCHED_DEFAULT) /* libgomp's, as it displays it */
+        kind = OMP_SCHED_DYNAMIC, chunk = 1;
     fprintf(stderr, "  OMP_SCHEDULE = '%s%s,%ld'\n",
             (i->run_sched & (int)OMP_SCHED_MONOTONIC) ? "MONOTONIC:" : "",
-            kind == OMP_SCHED_TRAPEZOIDAL ? "TRAPEZOIDAL" : kinds[kind & 7], i->run_chunk);
+            kind == OMP_SCHED_TRAPEZOIDAL ? "TRAPEZOIDAL" : kinds[kind & 7], chunk);
     fprintf(stderr, "  OMP_PROC_BIND = '%s'\n", binds[i->bind > 4 ? 0 : i->bind + (i->bind > 2)]);
     fprintf(stderr, "  OMP_PLACES = '%s'\n", getenv("OMP_PLACES") ? getenv("OMP_PLACES") : "");
     fprintf(stderr, "  OMP_STACKSIZE = '%zu'\n", g->stacksize);

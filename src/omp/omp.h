@@ -47,6 +47,11 @@ enum {
     OMP_SCHED_TRAPEZOIDAL = 101
 };
 #define OMP_SCHED_MONOTONIC 0x80000000u
+/* run-sched-var as the implementation defines it, never set by OMP_SCHEDULE
+ * or omp_set_schedule: each ABI's runtime's own (libgomp's dynamic,1 for
+ * GCC's entry points and routines, libomp's static for LLVM's: ws.c,
+ * api.c, kmp/loop.c). A value no kind takes (0 is GCC's "runtime"). */
+#define OMP_RUN_SCHED_DEFAULT 0
 
 /* GOMP_task flags. */
 #define OMP_TASK_UNTIED 1u

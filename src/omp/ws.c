@@ -150,6 +150,8 @@ static int resolve_kind(const omp_task *t, long sched, long *chunk) {
     if (kind == OMP_SCHED_RUNTIME) {
         kind = t->icv.run_sched & ~(int)OMP_SCHED_MONOTONIC;
         *chunk = t->icv.run_chunk;
+        if (t->icv.run_sched == OMP_RUN_SCHED_DEFAULT) /* libgomp's (GCC's loops) */
+            kind = OMP_SCHED_DYNAMIC, *chunk = 1;
     }
     if (kind == OMP_SCHED_AUTO)
         kind = OMP_SCHED_STATIC, *chunk = 0;

@@ -1,7 +1,8 @@
 /* OMP_SCHEDULE sets run-sched-var: omp_get_schedule reports the kind and
- * chunk it gave, and a schedule(runtime) loop runs every iteration once
- * under it. The program runs itself again with each value (the library
- * reads OMP_SCHEDULE when it loads). libomp's own kinds, trapezoidal
+ * chunk it gave (unset: the ABI's runtime's default, libgomp's dynamic,1
+ * for the gcc build, libomp's static for the clang one), and a
+ * schedule(runtime) loop runs every iteration once under it. The program runs itself again with
+ * each value (the library reads OMP_SCHEDULE when it loads). libomp's own kinds, trapezoidal
  * (reported as its kind 101) and static_steal (reported as dynamic), are
  * checked under herd and libomp; GCC's libgomp refuses them (it warns and
  * keeps its default), so not there. */
@@ -19,7 +20,8 @@ static void check(int want_kind, int want_chunk) {
         kind = (omp_sched_t)((int)kind & ~(int)omp_sched_monotonic);
     if ((int)kind != want_kind || chunk != want_chunk)
         fprintf(stderr, "OMP_SCHEDULE=%s: omp_get_schedule gives (%d, %d), want (%d, %d)\n",
-                getenv("OMP_SCHEDULE"), (int)kind, chunk, want_kind, want_chunk);
+                getenv("OMP_SCHEDULE") ? getenv("OMP_SCHEDULE") : "(unset)", (int)kind, chunk,
+                want_kind, want_chunk);
     CHECK_EQ((int)kind, want_kind);
     CHECK_EQ(chunk, want_chunk);
     static int hits[N];
@@ -42,6 +44,12 @@ int main(int argc, char **argv) {
         const char *value;
         int kind, chunk, libomp_own;
     } cases[] = {
+    /* unset: the implementation's default, each ABI's runtime's own */
+#ifdef __clang__
+        {NULL, omp_sched_static, 0, 0},
+#else
+        {NULL, omp_sched_dynamic, 1, 0},
+#endif
         {"static,10", omp_sched_static, 10, 0},
         {"dynamic", omp_sched_dynamic, 1, 0},
         {"dynamic,11", omp_sched_dynamic, 11, 0},
@@ -56,7 +64,8 @@ int main(int argc, char **argv) {
         if (cases[i].libomp_own && libgomp)
             continue;
         char env0[64], kind[16], chunk[16];
-        snprintf(env0, sizeof env0, "OMP_SCHEDULE=%s", cases[i].value);
+        snprintf(env0, sizeof env0, "OMP_SCHEDULE%s%s", cases[i].value ? "=" : "",
+                 cases[i].value ? cases[i].value : "");
         snprintf(kind, sizeof kind, "%d", cases[i].kind);
         snprintf(chunk, sizeof chunk, "%d", cases[i].chunk);
         const char *env[] = {env0, NULL};
