@@ -99,7 +99,7 @@ OMP_API void omp_get_schedule(int *kind, int *chunk) {
 }
 /* LLVM's omp_get_schedule: libomp's default when run-sched-var was never
  * set (static, chunk 0), as its loops run it (kmp/loop.c). */
-static void llvm_get_schedule(int *kind, int *chunk) {
+void herd__omp_llvm_get_schedule(int *kind, int *chunk) {
     const omp_icv *i = &herd__omp_task()->icv;
     *kind = i->run_sched;
     *chunk = (int)i->run_chunk;
@@ -221,7 +221,7 @@ OMP_LLVM_ALIAS(omp_get_active_level, "OMP_3.0");
 OMP_LLVM_ALIAS(omp_get_ancestor_thread_num, "OMP_3.0");
 OMP_LLVM_ALIAS(omp_get_team_size, "OMP_3.0");
 OMP_LLVM_ALIAS(omp_set_schedule, "OMP_3.0");
-OMP_LLVM_ALIAS_OF(omp_get_schedule, llvm_get_schedule);
+OMP_LLVM_ALIAS_OF(omp_get_schedule, herd__omp_llvm_get_schedule);
 OMP_LLVM_ALIAS(omp_in_final, "OMP_3.1");
 OMP_LLVM_ALIAS(omp_get_cancellation, "OMP_4.0");
 OMP_LLVM_ALIAS(omp_get_proc_bind, "OMP_4.0");

@@ -81,6 +81,9 @@ int herd__omp_primary_place(const omp_icv *icv) {
 int herd__omp_bound_place(void) {
     return bound_place;
 }
+void herd__omp_unbind_place(void) {
+    bound_place = -1;
+}
 
 void herd__omp_bind_thread(int place) {
     if (place == bound_place)

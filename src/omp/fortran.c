@@ -78,16 +78,24 @@ OMP_API void omp_set_schedule_(const int *kind, const int *chunk) {
 OMP_API void omp_set_schedule_8_(const int *kind, const long *chunk) {
     omp_set_schedule(*kind, to_int(*chunk));
 }
-OMP_API void omp_get_schedule_(int *kind, int *chunk) {
+/* Fortran's kind has no monotonic bit (omp_lib's omp_sched_kind) */
+static void fortran_schedule(void (*get)(int *, int *), int *kind, int *chunk) {
     int k, c;
-    omp_get_schedule(&k, &c);
+    get(&k, &c);
     *kind = k & ~(int)OMP_SCHED_MONOTONIC;
     *chunk = c;
 }
+OMP_API void omp_get_schedule_(int *kind, int *chunk) {
+    fortran_schedule(omp_get_schedule, kind, chunk);
+}
+/* LLVM's (a flang call without omp_lib's interface): libomp's default */
+static void llvm_get_schedule_(int *kind, int *chunk) {
+    fortran_schedule(herd__omp_llvm_get_schedule, kind, chunk);
+}
+OMP_LLVM_ALIAS_OF(omp_get_schedule_, llvm_get_schedule_);
 OMP_API void omp_get_schedule_8_(int *kind, long *chunk) {
-    int k, c;
-    omp_get_schedule(&k, &c);
-    *kind = k & ~(int)OMP_SCHED_MONOTONIC;
+    int c;
+    fortran_schedule(omp_get_schedule, kind, &c);
     *chunk = c;
 }
 
@@ -270,7 +278,6 @@ OMP_LLVM_ALIAS(omp_get_place_num_, "OMP_4.5");
 OMP_LLVM_ALIAS(omp_get_place_num_procs_, "OMP_4.5");
 OMP_LLVM_ALIAS(omp_get_place_proc_ids_, "OMP_4.5");
 OMP_LLVM_ALIAS(omp_get_proc_bind_, "OMP_4.0");
-OMP_LLVM_ALIAS(omp_get_schedule_, "OMP_3.0");
 OMP_LLVM_ALIAS(omp_get_supported_active_levels_, "OMP_5.0.1");
 OMP_LLVM_ALIAS(omp_get_thread_limit_, "OMP_3.0");
 OMP_LLVM_ALIAS(omp_init_allocator_, "OMP_5.0.1");

@@ -72,6 +72,12 @@ static pthread_once_t hot_key_once = PTHREAD_ONCE_INIT;
  * adopts worker 0, and a thread inherits its creator's mask). */
 __attribute__((constructor)) static void save_mask(void) {
     have_mask = sched_getaffinity(0, sizeof start_mask, &start_mask) == 0;
+    if (!have_mask) /* not known: every CPU, for herd__omp_start_mask */
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            CPU_SET(c, &start_mask);
+}
+const cpu_set_t *herd__omp_start_mask(void) {
+    return &start_mask;
 }
 
 static void forget_pool(void) {

@@ -315,6 +315,8 @@ int herd__omp_affinity_team(const omp_team *team);
 omp_task *herd__omp_root(omp_task *t);
 /* icv.c */
 void herd__omp_init(void);
+/* omp_get_schedule as libomp answers it (LLVM's version of the routine) */
+void herd__omp_llvm_get_schedule(int *kind, int *chunk);
 /* alloc.c: OMP_ALLOCATOR's memspace[:traits] form, the allocator it makes;
  * 0 when s is not of that form or its traits are not valid. */
 uintptr_t herd__omp_allocator_from_env(const char *s);
@@ -331,6 +333,8 @@ int herd__omp_parse_places(const char *s);
 int herd__omp_num_places(void);
 const cpu_set_t *herd__omp_place_set(int i);
 int herd__omp_place_of_thread(void);
+/* guest.c: the CPUs the process could run on when the library loaded */
+const cpu_set_t *herd__omp_start_mask(void);
 /* bind.c (Member placement): member i's place and place partition in a team
  * of n placed by policy bind (OMP_BIND_*, not false) from place p of the
  * partition [lo, lo + len) */
@@ -344,6 +348,9 @@ omp_placement herd__omp_place_member(int bind, int lo, int len, int p, int n, in
  * thread to place i (a system call only when its CPUs change) */
 int herd__omp_primary_place(const omp_icv *icv);
 int herd__omp_bound_place(void);
+/* The calling thread was bound by other means (kmp_set_affinity): no place
+ * is its own until a placement binds it again. */
+void herd__omp_unbind_place(void);
 void herd__omp_bind_thread(int place);
 /* team.c: make sure herd runs; 0 or a herd error. */
 int herd__omp_start(void);
