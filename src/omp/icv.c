@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -297,7 +298,23 @@ static int parse_throttle(const char *s) {
     return (int)v;
 }
 
-void herd__omp_init(void) {
+/* Every setting read from the environment back to unset (the ones
+ * read_env sets only when their variable is set). */
+static void env_unset(omp_global *g) {
+    free(g->nthreads_levels.v);
+    free(g->bind_levels.v);
+    g->nthreads_levels = g->bind_levels = (omp_levels){0, NULL};
+    memset(&g->icv, 0, sizeof g->icv);
+    g->bind = NULL;
+    g->display_env = g->wait_active = g->max_task_priority = 0;
+    g->stacksize = 0;
+    g->nteams = g->teams_thread_limit = 0;
+    g->def_allocator = 0;
+    g->display_affinity = g->cancellation = 0;
+    g->affinity_format = NULL;
+}
+
+static void read_env(void) {
     omp_global *g = &herd__omp_g;
     omp_icv *icv = &g->icv;
     icv->dynamic = 0;
@@ -407,6 +424,11 @@ void herd__omp_init(void) {
         g->def_allocator = parse_allocator(s);
     if ((s = getenv("OMP_CANCELLATION")) && *s)
         g->cancellation = parse_bool("OMP_CANCELLATION", s);
+    /* target-offload-var: read where it is asked (kmp/api.c); checked
+     * here, at start-up, as every setting is */
+    if ((s = getenv("OMP_TARGET_OFFLOAD")) && *s && strcasecmp(s, "default") &&
+        strcasecmp(s, "disabled") && strcasecmp(s, "mandatory"))
+        bad("OMP_TARGET_OFFLOAD", s, "mandatory, disabled, default");
     if ((s = getenv("OMP_MAX_TASK_PRIORITY")) && *s)
         g->max_task_priority = (int)parse_long("OMP_MAX_TASK_PRIORITY", s, 0, INT_MAX,
                                                "an integer from 0 to 2147483647");
@@ -418,6 +440,87 @@ void herd__omp_init(void) {
     }
     if (g->display_env)
         herd__omp_display_env(g->display_env == 2);
+}
+
+/* The environment as it was read: its OMP_*, KMP_* and HERD_* entries,
+ * sorted, one a line; and the ICVs read from it. env_lock orders reading
+ * the environment again (herd__omp_env_again) with threads' first records
+ * (herd__omp_initial_icv); `roots` counts those records. */
+static char *env_read;
+static omp_icv icv_read;
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+static int roots;
+
+static int ours(const char *e) {
+    return !strncmp(e, "OMP_", 4) || !strncmp(e, "KMP_", 4) || !strncmp(e, "HERD_", 5);
+}
+static int by_text(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+static char *env_digest(void) {
+    extern char **environ;
+    size_t n = 0, bytes = 1;
+    for (char **e = environ; e && *e; e++)
+        if (ours(*e))
+            n++, bytes += strlen(*e) + 1;
+    char **v = malloc((n ? n : 1) * sizeof *v), *d = malloc(bytes);
+    if (!v || !d)
+        herd__omp_fatal("out of memory reading the environment");
+    n = 0;
+    for (char **e = environ; e && *e; e++)
+        if (ours(*e))
+            v[n++] = *e;
+    qsort(v, n, sizeof *v, by_text);
+    char *w = d;
+    for (size_t i = 0; i < n; i++)
+        w += sprintf(w, "%s\n", v[i]);
+    *w = '\0';
+    free(v);
+    return d;
+}
+
+void herd__omp_init(void) {
+    read_env();
+    env_read = env_digest();
+    icv_read = herd__omp_g.icv;
+}
+
+void herd__omp_initial_icv(omp_icv *icv) {
+    pthread_mutex_lock(&env_lock);
+    roots++;
+    *icv = herd__omp_g.icv;
+    pthread_mutex_unlock(&env_lock);
+}
+
+/* libgomp reads the environment when it loads, libomp at a program's
+ * first call into it. herd reads it when it loads and, at the LLVM front
+ * end's first call (kmp.h, herd__kmp_seen), again if the program changed it
+ * since (a setenv in main before its first region), as libomp would see it.
+ * Only while nothing has used what was read: herd has not started, no
+ * other thread has its initial task record, and this thread is outside
+ * any region with the ICVs it was given (no omp_set_* call); otherwise
+ * what was read at load stands. The places routines read the place list
+ * without a task record: one called by another thread during a program's
+ * first region is the case this does not order. */
+void herd__omp_env_again(void) {
+    pthread_mutex_lock(&env_lock);
+    omp_task *t = herd__omp_cur;
+    int untouched = !herd__rt_started() && roots == (t != NULL) &&
+                    (!t || (!t->team && !memcmp(&t->icv, &icv_read, sizeof icv_read)));
+    char *now = untouched ? env_digest() : NULL;
+    if (now && strcmp(now, env_read)) {
+        env_unset(&herd__omp_g);
+        herd__omp_places_forget();
+        read_env();
+        free(env_read);
+        env_read = now;
+        icv_read = herd__omp_g.icv;
+        if (t)
+            t->icv = herd__omp_g.icv;
+    } else {
+        free(now);
+    }
+    pthread_mutex_unlock(&env_lock);
 }
 
 void herd__omp_display_env(int verbose) {

@@ -315,6 +315,11 @@ int herd__omp_affinity_team(const omp_team *team);
 omp_task *herd__omp_root(omp_task *t);
 /* icv.c */
 void herd__omp_init(void);
+/* A thread's first task record takes its ICVs from the environment's */
+void herd__omp_initial_icv(omp_icv *icv);
+/* The LLVM front end's first call: the environment read again if the
+ * program changed it and nothing used it yet (icv.c) */
+void herd__omp_env_again(void);
 /* omp_get_schedule as libomp answers it (LLVM's version of the routine) */
 void herd__omp_llvm_get_schedule(int *kind, int *chunk);
 /* alloc.c: OMP_ALLOCATOR's memspace[:traits] form, the allocator it makes;
@@ -327,6 +332,9 @@ void herd__omp_display_env(int verbose);
 /* places.c: check OMP_PLACES (stops on a malformed value); 1: an abstract
  * name, 0: an explicit list (kept for the places routines). */
 int herd__omp_parse_places(const char *s);
+/* places.c: no place list, as before any OMP_PLACES was parsed (only
+ * while no thread uses it: herd__omp_env_again) */
+void herd__omp_places_forget(void);
 /* places.c: the number of places (0: no OMP_PLACES); place i's CPUs
  * (0 <= i < that number); the place that holds every CPU the calling thread
  * may run on, -1 when none does */

@@ -181,6 +181,15 @@ static void explicit_list(parser *p) {
                 p->all, before - n, before, n);
 }
 
+void herd__omp_places_forget(void) {
+    free(places);
+    places = NULL;
+    nplaces = 0;
+    abstract_name[0] = '\0';
+    abstract_count = 0;
+    abstract_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+}
+
 /* 1: an abstract name (herd's placement applies), 0: an explicit list. */
 int herd__omp_parse_places(const char *s) {
     parser p = {s, s};

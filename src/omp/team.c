@@ -69,7 +69,7 @@ omp_task *herd__omp_task_slow(void) {
     if (herd__omp_g.workers_auto)
         herd__omp_start(); /* a failure stops the program (start_herd) */
     memset(&initial_task, 0, sizeof initial_task);
-    initial_task.icv = herd__omp_g.icv;
+    herd__omp_initial_icv(&initial_task.icv);
     herd__omp_cur = &initial_task;
     return &initial_task;
 }

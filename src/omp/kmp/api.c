@@ -210,32 +210,54 @@ KMP_API int kmp_get_library(void) {
     return 2; /* throughput */
 }
 /* target-offload-var (OMP_TARGET_OFFLOAD): libomp's numbers, disabled 0,
- * default 1, mandatory 2; read each time (kmp_set_defaults may set it). */
-static const char *target_offload_set;
+ * default 1, mandatory 2; -1: not one of them. Read each time
+ * (kmp_set_defaults may set it). */
+static _Atomic(const char *) target_offload_set;
 
-KMP_API int __kmpc_get_target_offload(void) {
-    const char *v = target_offload_set ? target_offload_set : getenv("OMP_TARGET_OFFLOAD");
+static int offload_kind(const char *v) {
     if (!v || !strcasecmp(v, "default"))
         return 1;
     if (!strcasecmp(v, "disabled"))
         return 0;
     if (!strcasecmp(v, "mandatory"))
         return 2;
-    herd__omp_fatal("OMP_TARGET_OFFLOAD=%s: not understood; accepted: mandatory, disabled, "
-                    "default",
-                    v);
+    return -1;
+}
+#define OFFLOAD_FORMS "mandatory, disabled, default"
+
+KMP_API int __kmpc_get_target_offload(void) {
+    /* ORDER: acquire; pairs with kmp_set_defaults' release: the string's
+     * bytes are seen with the pointer */
+    const char *v = atomic_load_explicit(&target_offload_set, memory_order_acquire);
+    if (!v)
+        v = getenv("OMP_TARGET_OFFLOAD");
+    int k = offload_kind(v);
+    if (k < 0) /* the environment's: a malformed setting stops the program */
+        herd__omp_fatal("OMP_TARGET_OFFLOAD=%s: not understood; accepted: " OFFLOAD_FORMS, v);
+    return k;
 }
 
 /* libomp's "NAME=value" settings string: herd takes OMP_TARGET_OFFLOAD
- * (the one libomp reads again later); any other name is refused. */
+ * (the one libomp reads again later); any other name is refused. A value
+ * not understood is libomp's: a warning, and default (this is a call of
+ * libomp's own extension, not a setting herd reads at start-up). */
 KMP_API void kmp_set_defaults(const char *str) {
     static const char key[] = "OMP_TARGET_OFFLOAD=";
     if (str && !strncmp(str, key, sizeof key - 1)) {
-        char *v = strdup(str + sizeof key - 1);
-        if (!v)
+        const char *v = str + sizeof key - 1;
+        if (offload_kind(v) < 0) {
+            fprintf(stderr,
+                    "herd-omp: kmp_set_defaults(\"%s\"): not understood; accepted: " OFFLOAD_FORMS
+                    "; default taken\n",
+                    str);
+            v = "default";
+        }
+        char *copy = strdup(v);
+        if (!copy)
             herd__omp_fatal("out of memory in kmp_set_defaults");
-        target_offload_set = v;
-        (void)__kmpc_get_target_offload(); /* refuse a malformed value now */
+        /* ORDER: release; pairs with __kmpc_get_target_offload's acquire.
+         * An earlier value's copy is kept: a reader may hold it. */
+        atomic_store_explicit(&target_offload_set, copy, memory_order_release);
         return;
     }
     /* libomp's own settings (KMP_*, and OMP_* read again) have no meaning

@@ -5,6 +5,7 @@
  * as pushes before the fork. The thread queries of the ABI. */
 #include "omp/kmp/kmp.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -15,10 +16,22 @@ static __thread int my_gtid = -1;
 
 int herd__kmp_gtid(void) {
     int g = my_gtid;
-    if (__builtin_expect(g < 0, 0))
+    if (__builtin_expect(g < 0, 0)) {
+        herd__kmp_seen(); /* a thread's first call */
         /* ORDER: relaxed; a counter handing out distinct ids. */
         g = my_gtid = atomic_fetch_add_explicit(&next_gtid, 1, memory_order_relaxed);
+    }
     return g;
+}
+
+static void first_call(void) {
+    herd__omp_env_again();
+    /* ORDER: release; pairs with herd__kmp_seen's acquire. */
+    atomic_store_explicit(&herd__omp_g.llvm_abi, 1, memory_order_release);
+}
+void herd__kmp_first_call(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, first_call);
 }
 
 KMP_API kmp_int32 __kmpc_global_thread_num(ident_t *loc) {

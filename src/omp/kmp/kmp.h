@@ -65,14 +65,19 @@ enum {
  * (threadprivate, task reduction copies are per team member instead). */
 int herd__kmp_gtid(void);
 
-/* The program speaks LLVM's ABI (omp_global.llvm_abi). ORDER: relaxed; a
- * flag only this program's own calls read, set before they can matter. */
+/* The program speaks LLVM's ABI (omp_global.llvm_abi): called where a
+ * program's first call into the front end can be (a fork, a thread's first
+ * gtid, the ompc_* routines). The first one reads the environment again
+ * when the program changed it (herd__omp_env_again), then sets the flag:
+ * fork.c, herd__kmp_first_call. Read first and stored once: herd__omp_g's
+ * line is read by every member of every region, and a store per fork took
+ * it from them (0.2 us per region, 2 threads). ORDER: acquire; pairs with
+ * the release that sets the flag after the environment was read again, so
+ * a thread that sees it set sees the ICVs read. */
+void herd__kmp_first_call(void);
 static inline void herd__kmp_seen(void) {
-    /* Read first: herd__omp_g's line is read by every member of every
-     * region, and a store per fork took it from them (0.2 us per region,
-     * 2 threads). ORDER: relaxed; a flag for messages, nothing hangs on it. */
-    if (!atomic_load_explicit(&herd__omp_g.llvm_abi, memory_order_relaxed))
-        atomic_store_explicit(&herd__omp_g.llvm_abi, 1, memory_order_relaxed);
+    if (__builtin_expect(!atomic_load_explicit(&herd__omp_g.llvm_abi, memory_order_acquire), 0))
+        herd__kmp_first_call();
 }
 
 /* invoke.c: microtask(&gtid, &tid, argv[0..argc-1]). */
