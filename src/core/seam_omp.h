@@ -36,6 +36,22 @@ int herd__rt_adopted(const herd__rt *rt);
 /* Whether the workers share CPUs (more workers than the CPUs they run on). */
 int herd__rt_oversubscribed(const herd__rt *rt);
 
+/* Threads of the program beside the workers that want a CPU now: the
+ * OpenMP layer's guests while they are not asleep (omp/guest.c, team.c).
+ * While there are any, an idle worker yields its CPU after each failed
+ * search, not after every SPIN_ROUNDS-th, and a worker's spin-wait yields
+ * as it spins: with more threads than cores (a team larger than the
+ * workers, nested teams) a guest waited for a searching worker's time
+ * slice. ORDER: relaxed everywhere; a hint for how often to yield, which
+ * no correctness hangs on. */
+extern _Atomic int herd__threads_beside;
+static inline void herd__beside_add(int delta) {
+    atomic_fetch_add_explicit(&herd__threads_beside, delta, memory_order_relaxed);
+}
+static inline int herd__beside_any(void) {
+    return atomic_load_explicit(&herd__threads_beside, memory_order_relaxed) > 0;
+}
+
 /* The worker running the caller, or NULL. Read it again after anything that
  * may suspend the task: it may resume on another worker. */
 static inline herd__worker *herd__self(void) {

@@ -339,6 +339,8 @@ static void idle_sleep(herd__worker *w) {
     atomic_fetch_sub_explicit(&rt->sleepers, 1, memory_order_relaxed);
 }
 
+_Atomic int herd__threads_beside;
+
 /* Pauses between two searches of an idle worker. A pause takes 25 ns on
  * the 2-core AMD EPYC VM (measured; recent cores differ widely): 32 of them
  * (0.8 us) made a worker notice a new parallel region's member 0.4 us late
@@ -370,8 +372,9 @@ static void idle_step(herd__worker *w, unsigned *fails, uint64_t *spin_since) {
     for (int i = 0; i < IDLE_PAUSES && !herd__placed_pending(w); i++)
         herd__cpu_relax();
     /* A searching worker may share its core with a busy one (more workers
-     * than cores): let it run now and then. */
-    if (*fails % SPIN_ROUNDS == 0)
+     * than cores): let it run now and then; at once while threads beside
+     * the workers want a CPU (herd__threads_beside). */
+    if (*fails % SPIN_ROUNDS == 0 || herd__beside_any())
         sched_yield();
 }
 
@@ -395,6 +398,8 @@ int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg) {
                 start = now;
             else if (now - start >= HERD__SPIN_WAIT_NS || has_local_work(w))
                 return 0;
+            if (herd__beside_any()) /* the awaited may be one, without a CPU */
+                sched_yield();
         }
         herd__cpu_relax();
     }

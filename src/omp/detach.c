@@ -45,8 +45,10 @@ void herd__omp_event_wait(omp_event *e) {
         while (!atomic_load_explicit(&e->fulfilled, memory_order_acquire))
             herd__omp_relax();
     } else {
+        herd__omp_guest_sleeps(1);
         while (!atomic_load_explicit(&e->fulfilled, memory_order_acquire))
             herd__futex_wait(&e->fulfilled, 0);
+        herd__omp_guest_sleeps(0);
     }
     drop(e);
 }

@@ -43,7 +43,6 @@
 #include <unistd.h>
 
 #define GUEST_ARG 32
-#define GUEST_SPIN 2000 /* pauses before an idle guest sleeps (about 50 us) */
 
 typedef struct guest {
     struct guest *next;  /* in the idle list */
@@ -80,6 +79,15 @@ const cpu_set_t *herd__omp_start_mask(void) {
     return &start_mask;
 }
 
+/* This thread is a guest: counted in herd__threads_beside (core's seam)
+ * while not asleep. */
+static __thread int is_guest;
+
+void herd__omp_guest_sleeps(int asleep) {
+    if (is_guest)
+        herd__beside_add(asleep ? -1 : 1);
+}
+
 static void forget_pool(void) {
     /* The child of fork(): its parent's guests do not exist here. */
     pthread_mutex_init(&pool_lock, NULL);
@@ -88,6 +96,8 @@ static void forget_pool(void) {
     nslots = 0;
     hot = NULL; /* the forking thread's, likewise */
     nhot = 0;
+    /* ORDER: relaxed; a hint (seam_omp.h). Only this thread is here. */
+    atomic_store_explicit(&herd__threads_beside, is_guest, memory_order_relaxed);
 }
 
 /* A thread that had hot guests exits: they become pool guests (one still
@@ -123,25 +133,29 @@ static void register_atfork(void) {
 }
 
 static void wait_job(guest *g) {
-    for (int i = 0; i < GUEST_SPIN; i++) {
+    omp_spin s = {0, 0, 0};
+    do {
         /* ORDER: acquire; pairs with the release store in herd__omp_guest_run(). */
         if (atomic_load_explicit(&g->go, memory_order_acquire) == 1)
             return;
-        herd__cpu_relax();
-    }
+    } while (herd__omp_spin_step(&s));
     uint32_t v = 0;
     /* ORDER: acquire; on failure (released meanwhile) it pairs with the
      * release exchange of the waker; on success the loop below reads again. */
     if (!atomic_compare_exchange_strong_explicit(&g->go, &v, 2, memory_order_acquire,
                                                  memory_order_acquire))
         return;
+    herd__omp_guest_sleeps(1);
     /* ORDER: acquire; pairs with the release exchange in herd__omp_guest_run(). */
     while (atomic_load_explicit(&g->go, memory_order_acquire) != 1)
         herd__futex_wait(&g->go, 2);
+    herd__omp_guest_sleeps(0);
 }
 
 static void *guest_main(void *p) {
     guest *g = p;
+    is_guest = 1;
+    herd__omp_guest_sleeps(0);
     for (;;) {
         wait_job(g);
         unsigned char arg[GUEST_ARG];

@@ -69,9 +69,11 @@ static void park(_Atomic uint32_t *addr, uint32_t expect, int kind, void *ra) {
         return;
     }
     herd__spin_unlock(&b->lock);
+    herd__omp_guest_sleeps(1);
     /* ORDER: acquire; pairs with the release store in unpark_one(). */
     while (atomic_load_explicit(&wt.flag, memory_order_acquire) == 0)
         herd__futex_wait(&wt.flag, 0);
+    herd__omp_guest_sleeps(0);
 }
 
 static void unpark_one(_Atomic uint32_t *addr) {

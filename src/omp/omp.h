@@ -341,6 +341,30 @@ void herd__omp_places_forget(void);
 int herd__omp_num_places(void);
 const cpu_set_t *herd__omp_place_set(int i);
 int herd__omp_place_of_thread(void);
+/* A thread's wait (no herd worker: a guest, an application thread) before
+ * it sleeps on a futex: it looks for OMP_SPIN_NS, pausing, then yielding
+ * its CPU at each look (herd__spin_backoff): with more threads than cores
+ * (teams larger than the workers, nested teams) the thread it waits for may
+ * need this CPU. A bound in time, not in looks: a yield takes far longer
+ * than a pause. Use: omp_spin s = {0}; do { if (done) return; } while
+ * (herd__omp_spin_step(&s)); then sleep. */
+#define OMP_SPIN_NS 50000
+typedef struct omp_spin {
+    unsigned pauses, looks;
+    uint64_t since;
+} omp_spin;
+static inline int herd__omp_spin_step(omp_spin *s) {
+    herd__spin_backoff(&s->pauses);
+    if (++s->looks % 16)
+        return 1;
+    uint64_t now = herd__now_ns();
+    if (!s->since)
+        s->since = now;
+    return now - s->since < OMP_SPIN_NS;
+}
+/* guest.c: a guest thread goes to sleep (1) or wakes (0): core's count of
+ * threads beside the workers (herd__threads_beside); nothing on others */
+void herd__omp_guest_sleeps(int asleep);
 /* guest.c: the CPUs the process could run on when the library loaded */
 const cpu_set_t *herd__omp_start_mask(void);
 /* bind.c (Member placement): member i's place and place partition in a team

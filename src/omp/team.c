@@ -154,8 +154,6 @@ void herd__omp_relax(void) {
 
 /* ---------------------------------------------------------- mixed teams */
 
-#define MIX_SPIN 2000 /* a thread's pauses before it sleeps (about 50 us) */
-
 typedef struct mix_arm {
     pthread_mutex_t *lock;
     omp_waiter *w;
@@ -212,37 +210,41 @@ static void mix_wait(omp_team *team, omp_waiter *w) {
         (void)atomic_load_explicit(&w->flag, memory_order_acquire); /* ORDER: as below */
         return;
     }
-    for (int i = 0; i < MIX_SPIN; i++) {
+    omp_spin s = {0, 0, 0};
+    do {
         /* ORDER: acquire; pairs with the release exchange in mix_release(). */
         if (atomic_load_explicit(&w->flag, memory_order_acquire) == 1)
             return;
-        herd__cpu_relax();
-    }
+    } while (herd__omp_spin_step(&s));
     uint32_t v = 0;
     /* ORDER: acquire; on failure (released meanwhile) it pairs with the
      * release exchange of the waker; on success the loop below reads again. */
     if (!atomic_compare_exchange_strong_explicit(&w->flag, &v, 2, memory_order_acquire,
                                                  memory_order_acquire))
         return;
+    herd__omp_guest_sleeps(1);
     /* ORDER: acquire; pairs with the release exchange in mix_release(). */
     while (atomic_load_explicit(&w->flag, memory_order_acquire) != 1)
         herd__futex_wait(&w->flag, 2);
+    herd__omp_guest_sleeps(0);
 }
 
 /* A thread (no worker) waits at the barrier for the phase to move past p. */
 static void mix_sleep(omp_team *team, uint32_t p) {
-    for (int i = 0; i < MIX_SPIN; i++) {
+    omp_spin s = {0, 0, 0};
+    do {
         /* ORDER: acquire; pairs with the last arrival's store of the phase. */
         if (atomic_load_explicit(&team->mix_phase, memory_order_acquire) != p)
             return;
-        herd__cpu_relax();
-    }
+    } while (herd__omp_spin_step(&s));
     /* ORDER: seq_cst; against the last arrival's seq_cst store of the phase
      * and load of mix_sleepers (store buffering): it sees us, or the futex
      * wait sees the new phase and returns. */
     atomic_fetch_add_explicit(&team->mix_sleepers, 1, memory_order_seq_cst);
+    herd__omp_guest_sleeps(1);
     while (atomic_load_explicit(&team->mix_phase, memory_order_seq_cst) == p)
         herd__futex_wait(&team->mix_phase, p);
+    herd__omp_guest_sleeps(0);
     atomic_fetch_sub_explicit(&team->mix_sleepers, 1, memory_order_relaxed);
 }
 
