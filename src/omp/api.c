@@ -90,21 +90,19 @@ OMP_API void omp_set_schedule(int kind, int chunk) {
     i->run_sched = kind;
     i->run_chunk = chunk;
 }
-OMP_API void omp_get_schedule(int *kind, int *chunk) {
+static void get_schedule(int llvm, int *kind, int *chunk) {
     const omp_icv *i = &herd__omp_task()->icv;
-    *kind = i->run_sched;
-    *chunk = (int)i->run_chunk;
-    if (i->run_sched == OMP_RUN_SCHED_DEFAULT) /* libgomp's */
-        *kind = OMP_SCHED_DYNAMIC, *chunk = 1;
+    long c;
+    *kind = herd__omp_run_sched(i->run_sched, i->run_chunk, llvm, &c);
+    *chunk = (int)c;
+}
+OMP_API void omp_get_schedule(int *kind, int *chunk) {
+    get_schedule(0, kind, chunk);
 }
 /* LLVM's omp_get_schedule: libomp's default when run-sched-var was never
- * set (static, chunk 0), as its loops run it (kmp/loop.c). */
+ * set, as its loops run it (kmp/loop.c). */
 void herd__omp_llvm_get_schedule(int *kind, int *chunk) {
-    const omp_icv *i = &herd__omp_task()->icv;
-    *kind = i->run_sched;
-    *chunk = (int)i->run_chunk;
-    if (i->run_sched == OMP_RUN_SCHED_DEFAULT)
-        *kind = OMP_SCHED_STATIC, *chunk = 0;
+    get_schedule(1, kind, chunk);
 }
 OMP_API int omp_in_final(void) {
     return herd__omp_task()->final;

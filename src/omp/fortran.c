@@ -199,14 +199,14 @@ OMP_API intptr_t omp_get_default_allocator_(void) {
     return (intptr_t)omp_get_default_allocator();
 }
 
-/* Affinity display: a Fortran string as a C one (NULL when empty: the
- * affinity-format-var applies); the caller frees it. */
-static char *c_string(const char *s, size_t len) {
+/* A Fortran string as a C one (NULL when empty: for the affinity
+ * routines, the affinity-format-var applies); the caller frees it. */
+char *herd__omp_c_string(const char *s, size_t len) {
     if (!len)
         return NULL;
     char *c = malloc(len + 1);
     if (!c)
-        herd__omp_fatal("out of memory for an affinity format");
+        herd__omp_fatal("out of memory for a character argument");
     memcpy(c, s, len);
     c[len] = '\0';
     return c;
@@ -221,7 +221,7 @@ static int blank_padded(char *buffer, size_t buffer_len, const char *c, size_t l
 }
 
 OMP_API void omp_set_affinity_format_(const char *format, size_t format_len) {
-    char *f = c_string(format, format_len);
+    char *f = herd__omp_c_string(format, format_len);
     omp_set_affinity_format(f ? f : "");
     free(f);
 }
@@ -238,14 +238,14 @@ OMP_API int omp_get_affinity_format_(char *buffer, size_t buffer_len) {
 }
 
 OMP_API void omp_display_affinity_(const char *format, size_t format_len) {
-    char *f = c_string(format, format_len);
+    char *f = herd__omp_c_string(format, format_len);
     omp_display_affinity(f);
     free(f);
 }
 
 OMP_API int omp_capture_affinity_(char *buffer, const char *format, size_t buffer_len,
                                   size_t format_len) {
-    char *f = c_string(format, format_len);
+    char *f = herd__omp_c_string(format, format_len);
     size_t len = omp_capture_affinity(NULL, 0, f);
     char *c = malloc(len + 1);
     if (!c)

@@ -298,6 +298,16 @@ static int parse_throttle(const char *s) {
     return (int)v;
 }
 
+int herd__omp_offload_kind(const char *v) {
+    if (!v || !strcasecmp(v, "default"))
+        return 1;
+    if (!strcasecmp(v, "disabled"))
+        return 0;
+    if (!strcasecmp(v, "mandatory"))
+        return 2;
+    return -1;
+}
+
 /* Every setting read from the environment back to unset (the ones
  * read_env sets only when their variable is set). */
 static void env_unset(omp_global *g) {
@@ -426,9 +436,8 @@ static void read_env(void) {
         g->cancellation = parse_bool("OMP_CANCELLATION", s);
     /* target-offload-var: read where it is asked (kmp/api.c); checked
      * here, at start-up, as every setting is */
-    if ((s = getenv("OMP_TARGET_OFFLOAD")) && *s && strcasecmp(s, "default") &&
-        strcasecmp(s, "disabled") && strcasecmp(s, "mandatory"))
-        bad("OMP_TARGET_OFFLOAD", s, "mandatory, disabled, default");
+    if ((s = getenv("OMP_TARGET_OFFLOAD")) && *s && herd__omp_offload_kind(s) < 0)
+        bad("OMP_TARGET_OFFLOAD", s, OMP_OFFLOAD_FORMS);
     if ((s = getenv("OMP_MAX_TASK_PRIORITY")) && *s)
         g->max_task_priority = (int)parse_long("OMP_MAX_TASK_PRIORITY", s, 0, INT_MAX,
                                                "an integer from 0 to 2147483647");
@@ -536,10 +545,9 @@ void herd__omp_display_env(int verbose) {
     fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", i->dynamic ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_NESTED = '%s'\n", i->max_active > 1 ? "TRUE" : "FALSE");
     fprintf(stderr, "  OMP_NUM_THREADS = '%d'\n", i->nthreads);
-    int kind = i->run_sched & ~(int)OMP_SCHED_MONOTONIC;
-    long chunk = i->run_chunk;
-    if (i->run_sched == OMP_RUN_SCHED_DEFAULT) /* libgomp's, as it displays it */
-        kind = OMP_SCHED_DYNAMIC, chunk = 1;
+    long chunk;
+    int kind =
+        herd__omp_run_sched(i->run_sched, i->run_chunk, 0, &chunk) & ~(int)OMP_SCHED_MONOTONIC;
     fprintf(stderr, "  OMP_SCHEDULE = '%s%s,%ld'\n",
             (i->run_sched & (int)OMP_SCHED_MONOTONIC) ? "MONOTONIC:" : "",
             kind == OMP_SCHED_TRAPEZOIDAL ? "TRAPEZOIDAL" : kinds[kind & 7], chunk);

@@ -52,6 +52,15 @@ enum {
  * GCC's entry points and routines, libomp's static for LLVM's: ws.c,
  * api.c, kmp/loop.c). A value no kind takes (0 is GCC's "runtime"). */
 #define OMP_RUN_SCHED_DEFAULT 0
+/* run-sched-var as an ABI's runtime reports and runs it (llvm: libomp's,
+ * else libgomp's): the kind (may carry MONOTONIC) and chunk, the default
+ * made that runtime's own (dynamic,1 or static,0). */
+static inline int herd__omp_run_sched(int run_sched, long run_chunk, int llvm, long *chunk) {
+    if (run_sched != OMP_RUN_SCHED_DEFAULT)
+        return *chunk = run_chunk, run_sched;
+    *chunk = llvm ? 0 : 1;
+    return llvm ? OMP_SCHED_STATIC : OMP_SCHED_DYNAMIC;
+}
 
 /* GOMP_task flags. */
 #define OMP_TASK_UNTIED 1u
@@ -322,6 +331,13 @@ void herd__omp_initial_icv(omp_icv *icv);
 void herd__omp_env_again(void);
 /* omp_get_schedule as libomp answers it (LLVM's version of the routine) */
 void herd__omp_llvm_get_schedule(int *kind, int *chunk);
+/* target-offload-var's values from OMP_TARGET_OFFLOAD's (libomp's numbers:
+ * disabled 0, default 1 (also NULL), mandatory 2); -1: not one of them */
+int herd__omp_offload_kind(const char *v);
+/* fortran.c: a Fortran character argument (s, len) as a malloc'd C string,
+ * NULL when empty */
+char *herd__omp_c_string(const char *s, size_t len);
+#define OMP_OFFLOAD_FORMS "mandatory, disabled, default"
 /* alloc.c: OMP_ALLOCATOR's memspace[:traits] form, the allocator it makes;
  * 0 when s is not of that form or its traits are not valid. */
 uintptr_t herd__omp_allocator_from_env(const char *s);

@@ -148,10 +148,9 @@ static void ws_mem(omp_task *t, void **mem) {
 static int resolve_kind(const omp_task *t, long sched, long *chunk) {
     int kind = (int)(sched & ~(long)OMP_SCHED_MONOTONIC);
     if (kind == OMP_SCHED_RUNTIME) {
-        kind = t->icv.run_sched & ~(int)OMP_SCHED_MONOTONIC;
-        *chunk = t->icv.run_chunk;
-        if (t->icv.run_sched == OMP_RUN_SCHED_DEFAULT) /* libgomp's (GCC's loops) */
-            kind = OMP_SCHED_DYNAMIC, *chunk = 1;
+        /* the default: libgomp's (GCC's loops) */
+        kind = herd__omp_run_sched(t->icv.run_sched, t->icv.run_chunk, 0, chunk) &
+               ~(int)OMP_SCHED_MONOTONIC;
     }
     if (kind == OMP_SCHED_AUTO)
         kind = OMP_SCHED_STATIC, *chunk = 0;

@@ -3,8 +3,8 @@
  * - the affinity mask routines (kmp_affinity_mask_t): a mask of OS
  *   processor numbers, checked numbers, and binding the calling thread;
  * - the Fortran entry points of the kmp_* and affinity routines (name_,
- *   arguments by reference), as a Fortran program without omp_lib's
- *   interfaces calls them;
+ *   arguments by reference, a character argument's length after the
+ *   others), as a Fortran program without omp_lib's interfaces calls them;
  * - omp_get_schedule_ at LLVM's version: the same run-sched-var as the C
  *   routine (libomp's default when nothing set it). */
 #include "check_omp.h"
@@ -34,6 +34,8 @@ int kmp_get_affinity_mask_proc_(const int *proc, kmp_affinity_mask_t *mask);
 int kmp_set_affinity_(kmp_affinity_mask_t *mask);
 int kmp_get_affinity_(kmp_affinity_mask_t *mask);
 void omp_get_schedule_(int *kind, int *chunk);
+void kmp_set_defaults_(const char *str, size_t len); /* the length after the others */
+int __kmpc_get_target_offload(void);
 
 /* The first CPU the process may run on, and how many it may. */
 static int first_cpu(int *count) {
@@ -154,6 +156,14 @@ static void test_fortran_kmp(void) {
         CHECK_EQ(z[i], 0);
     q = z;
     kmp_free_(&q);
+
+    /* a character argument and its length (libomp reads past the length:
+     * a string that ends there) */
+    static const char off[] = "OMP_TARGET_OFFLOAD=DISABLED", def[] = "OMP_TARGET_OFFLOAD=default";
+    kmp_set_defaults_(off, sizeof off - 1);
+    CHECK_EQ(__kmpc_get_target_offload(), 0); /* disabled */
+    kmp_set_defaults_(def, sizeof def - 1);
+    CHECK_EQ(__kmpc_get_target_offload(), 1);
 }
 
 static void test_schedule(void) {

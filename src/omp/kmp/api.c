@@ -209,21 +209,9 @@ KMP_API void kmp_set_library(int mode) {
 KMP_API int kmp_get_library(void) {
     return 2; /* throughput */
 }
-/* target-offload-var (OMP_TARGET_OFFLOAD): libomp's numbers, disabled 0,
- * default 1, mandatory 2; -1: not one of them. Read each time
- * (kmp_set_defaults may set it). */
+/* target-offload-var (OMP_TARGET_OFFLOAD, herd__omp_offload_kind): read
+ * each time (kmp_set_defaults may set it). */
 static _Atomic(const char *) target_offload_set;
-
-static int offload_kind(const char *v) {
-    if (!v || !strcasecmp(v, "default"))
-        return 1;
-    if (!strcasecmp(v, "disabled"))
-        return 0;
-    if (!strcasecmp(v, "mandatory"))
-        return 2;
-    return -1;
-}
-#define OFFLOAD_FORMS "mandatory, disabled, default"
 
 KMP_API int __kmpc_get_target_offload(void) {
     /* ORDER: acquire; pairs with kmp_set_defaults' release: the string's
@@ -231,9 +219,9 @@ KMP_API int __kmpc_get_target_offload(void) {
     const char *v = atomic_load_explicit(&target_offload_set, memory_order_acquire);
     if (!v)
         v = getenv("OMP_TARGET_OFFLOAD");
-    int k = offload_kind(v);
-    if (k < 0) /* the environment's: a malformed setting stops the program */
-        herd__omp_fatal("OMP_TARGET_OFFLOAD=%s: not understood; accepted: " OFFLOAD_FORMS, v);
+    int k = herd__omp_offload_kind(v);
+    if (k < 0) /* the environment's: checked at start-up (icv.c) */
+        herd__omp_fatal("OMP_TARGET_OFFLOAD=%s: not understood; accepted: " OMP_OFFLOAD_FORMS, v);
     return k;
 }
 
@@ -245,11 +233,12 @@ KMP_API void kmp_set_defaults(const char *str) {
     static const char key[] = "OMP_TARGET_OFFLOAD=";
     if (str && !strncmp(str, key, sizeof key - 1)) {
         const char *v = str + sizeof key - 1;
-        if (offload_kind(v) < 0) {
-            fprintf(stderr,
-                    "herd-omp: kmp_set_defaults(\"%s\"): not understood; accepted: " OFFLOAD_FORMS
-                    "; default taken\n",
-                    str);
+        if (herd__omp_offload_kind(v) < 0) {
+            fprintf(
+                stderr,
+                "herd-omp: kmp_set_defaults(\"%s\"): not understood; accepted: " OMP_OFFLOAD_FORMS
+                "; default taken\n",
+                str);
             v = "default";
         }
         char *copy = strdup(v);

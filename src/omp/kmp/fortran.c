@@ -6,7 +6,6 @@
 #include "omp/kmp/kmp.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 typedef void *kmp_affinity_mask_t;
 
@@ -74,13 +73,11 @@ KMP_API void kmp_set_library_(const int *mode) {
 KMP_API int kmp_get_library_(void) {
     return kmp_get_library();
 }
-/* a blank-padded character argument, not NUL-terminated */
-KMP_API void kmp_set_defaults_(const char *str, int len) {
+/* a blank-padded character argument: its blanks are not the value's */
+KMP_API void kmp_set_defaults_(const char *str, size_t len) {
     while (len > 0 && str[len - 1] == ' ')
         len--;
-    char *s = strndup(str, len > 0 ? (size_t)len : 0);
-    if (!s)
-        herd__omp_fatal("out of memory in kmp_set_defaults");
+    char *s = herd__omp_c_string(str, len);
     kmp_set_defaults(s);
     free(s); /* kmp_set_defaults keeps a copy of what it takes */
 }
