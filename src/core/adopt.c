@@ -9,7 +9,8 @@
  * the frame it passed: it may spawn, wait, block. When it blocks, herd__block
  * switches worker 0 to a pooled stack running the scheduler loop, exactly as
  * for any task; in tied mode the caller is homed on worker 0, so it resumes
- * on its own thread. herd__adopt_leave() waits for the frame's children and
+ * on its own thread. herd__adopt_leave() waits for the frame's children (and,
+ * when worker 0 is the only worker, runs what the injector holds) and
  * clears herd__tls: worker 0 has no thread until the next enter.
  *
  * Why not a pthread for worker 0 that the caller waits for: then the caller
@@ -162,6 +163,10 @@ int herd__adopt_enter(herd__frame *fr) {
 void herd__adopt_leave(herd__frame *fr) {
     herd__frame_wait(fr);
     herd__worker *w = herd__self();
+    /* With no other worker, what the injector holds would wait for the next
+     * adoption, and herd_stop for it (herd__inject_group's tasks): run it. */
+    if (w->rt->nworkers == 1)
+        herd__run_injected(w);
     /* Tied or not, the caller is back on its own thread: herd__block homes
      * a native stack's ULT on the worker it blocked on, always. */
     HERD_ASSERT(w && w->id == 0 && w->cur == &w->native_ult);

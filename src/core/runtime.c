@@ -715,32 +715,43 @@ HERD_API int herd_stop(void) {
     return rc;
 }
 
-HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size) {
-    if (herd__self())
-        return HERD_ETASK;
-    if (!fn || arg_size > HERD_ARG_MAX || (arg_size && !arg))
-        return HERD_EINVAL;
+/* A run begins: counted in runs_in_progress, so that herd_stop waits for
+ * it; *out the runtime. HERD_ESTATE (not counted) when none is started or
+ * herd_stop began. */
+static int run_begin(herd__rt **out) {
     /* ORDER: seq_cst; pairs with herd_stop(): either stop sees this run and
-     * waits for it, or this run sees `stopping` and backs out. */
+     * waits for it, or this run sees `closing` and backs out. */
     atomic_fetch_add_explicit(&runs_in_progress, 1, memory_order_seq_cst);
     herd__rt *rt = __atomic_load_n(&herd__rt_global, __ATOMIC_ACQUIRE);
     if (!rt || atomic_load_explicit(&rt->closing, memory_order_seq_cst)) {
         atomic_fetch_sub_explicit(&runs_in_progress, 1, memory_order_seq_cst);
         return HERD_ESTATE;
     }
-    herd__inject *n = malloc(sizeof *n);
+    *out = rt;
+    return 0;
+}
+
+void herd__run_end(void) {
+    /* ORDER: seq_cst; pairs with herd_stop()'s seq_cst load of runs_in_progress. */
+    atomic_fetch_sub_explicit(&runs_in_progress, 1, memory_order_seq_cst);
+}
+
+int herd__inject(herd_fn fn, const void *arg, size_t arg_size, uint16_t kind, void *parent) {
+    if (!fn || arg_size > HERD_ARG_MAX || (arg_size && !arg))
+        return HERD_EINVAL;
+    herd__rt *rt;
+    int rc = run_begin(&rt);
+    if (rc)
+        return rc;
+    herd__inject_node *n = malloc(sizeof *n);
     if (!n) {
-        atomic_fetch_sub_explicit(&runs_in_progress, 1, memory_order_seq_cst);
+        herd__run_end();
         return HERD_ENOMEM;
     }
-    herd__join done;
-    atomic_init(&done.pending, 1);
-    atomic_init(&done.waiter, HERD__WAITER_EXTERNAL);
-    atomic_init(&done.futex, 0);
     n->next = NULL;
     n->task.fn = fn;
-    n->task.parent = &done;
-    n->task.kind = HERD__KIND_ROOT;
+    n->task.parent = parent;
+    n->task.kind = kind;
     n->task.size = (uint16_t)arg_size;
     if (arg_size)
         memcpy(n->task.arg, arg, arg_size);
@@ -753,12 +764,24 @@ HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size) {
     atomic_fetch_add_explicit(&rt->inject_size, 1, memory_order_relaxed);
     herd__spin_unlock(&rt->inject_lock);
     herd__wake_one(rt); /* W3 */
+    return 0;
+}
+
+HERD_API int herd_run(herd_fn fn, const void *arg, size_t arg_size) {
+    if (herd__self())
+        return HERD_ETASK;
+    herd__join done;
+    atomic_init(&done.pending, 1);
+    atomic_init(&done.waiter, HERD__WAITER_EXTERNAL);
+    atomic_init(&done.futex, 0);
+    int rc = herd__inject(fn, arg, arg_size, HERD__KIND_ROOT, &done);
+    if (rc)
+        return rc;
     /* ORDER: acquire; pairs with the release store in herd__join_done(): the
      * root's and its descendants' writes are visible when we return. */
     while (atomic_load_explicit(&done.futex, memory_order_acquire) == 0)
         herd__futex_wait(&done.futex, 0);
-    /* ORDER: seq_cst; pairs with herd_stop()'s seq_cst load of runs_in_progress. */
-    atomic_fetch_sub_explicit(&runs_in_progress, 1, memory_order_seq_cst);
+    herd__run_end();
     return 0;
 }
 

@@ -232,10 +232,20 @@ _Static_assert(offsetof(herd__worker, hot) == 0 &&
  * (core/adopt.c); NULL in a thread that runs none. */
 #define HERD_ASSERT_OWNER(w) HERD_ASSERT(herd__tls == &(w)->hot)
 
-typedef struct herd__inject {
-    struct herd__inject *next;
+typedef struct herd__inject_node {
+    struct herd__inject_node *next;
     herd__taskcopy task;
-} herd__inject;
+} herd__inject_node;
+
+/* core/runtime.c: the injector, which every worker takes from, from any
+ * thread: queue fn(copy of arg) as a task of kind `kind` (herd_run's root,
+ * herd__inject_group's task) whose report goes to parent, and wake a
+ * worker (W3). It is a run, counted until herd__run_end (the caller's
+ * report: herd_stop waits for it). 0, or HERD_EINVAL, HERD_ESTATE (herd
+ * is not started or stopping), HERD_ENOMEM: nothing queued, nothing
+ * counted. */
+int herd__inject(herd_fn fn, const void *arg, size_t arg_size, uint16_t kind, void *parent);
+void herd__run_end(void);
 
 typedef struct herd__rt {
     herd__settings set;
@@ -255,7 +265,7 @@ typedef struct herd__rt {
     int *pu_of_worker;
     /* Injector: roots from herd_run(), taken by any worker. */
     herd__spin inject_lock;
-    herd__inject *inject_head, *inject_tail;
+    herd__inject_node *inject_head, *inject_tail;
     _Atomic long inject_size;
     /* W1..W4: sleeping workers. */
     uint64_t spin_ns;   /* HERD_IDLE=adaptive: search this long, then sleep */
@@ -350,6 +360,8 @@ herd__ult *herd__readyq_pop_back(herd__readyq *rq);
 
 /* core/worker.c */
 void herd__sched_loop(herd__worker *w) __attribute__((noreturn));
+/* Run the injector's tasks on w until it is empty. Context: a task on w. */
+void herd__run_injected(herd__worker *w);
 /* herd__wake_one and herd__wake_for_shepherd: sched/sched.h. */
 void herd__wake_all(herd__rt *rt);
 /* A ULT was readied on w's ready queue (not homed): wake whoever may take

@@ -112,6 +112,12 @@ void herd__frame_wait(herd__frame *f);
 /* Run fn(arg) now, on the calling task's stack, as a task of its own: its
  * own frame, whose children it waits for before returning. Context: a task. */
 void herd__call_task(herd_fn fn, void *arg);
+/* core/task.c: queue fn(copy of arg) in group g (NULL: a group nobody
+ * waits for) on the injector, from any thread, a worker's or not (the
+ * OpenMP layer's guests); some worker runs it. herd_stop waits for it.
+ * Returns 0, HERD_EINVAL, HERD_ENOMEM, HERD_ESTATE (herd is not started
+ * or stopping: nothing queued). */
+int herd__inject_group(herd_group *g, herd_fn fn, const void *arg, size_t arg_size);
 
 /* core/ult.c: suspending and resuming tasks. Suspend the calling task. `arm` runs on the worker's
  * next stack once the caller's context is saved (so a waker can never resume a half-saved context);

@@ -54,9 +54,12 @@ static void group_done(void *g);
 static void fork_done(herd__worker *home);
 
 static void task_done(const herd__taskcopy *t) {
-    if (t->kind == HERD__KIND_GROUP)
+    if (t->kind == HERD__KIND_GROUP) {
         group_done(t->parent);
-    else if (t->kind == HERD__KIND_FORK)
+    } else if (t->kind == HERD__KIND_INJECTED) {
+        group_done(t->parent);
+        herd__run_end(); /* after: herd_stop may free the runtime once it is counted out */
+    } else if (t->kind == HERD__KIND_FORK)
         fork_done(t->parent);
     else
         herd__join_done(t->parent);
@@ -539,6 +542,21 @@ HERD_API int herd_group_spawn(herd_group *g, herd_fn fn, const void *arg, size_t
      * worker) orders this before the task's subtraction. */
     atomic_fetch_add_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
     int rc = push_task(w, fn, r, HERD__KIND_GROUP, arg, arg_size);
+    if (rc)
+        atomic_fetch_sub_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
+    return rc;
+}
+
+/* The group of the injected tasks nobody waits for (herd__inject_group's
+ * g NULL): counted like any group's, never waited on. */
+static group_rec detached;
+
+int herd__inject_group(herd_group *g, herd_fn fn, const void *arg, size_t arg_size) {
+    group_rec *r = g ? group_of(g) : &detached;
+    /* ORDER: relaxed; the injector's lock orders it before the task's
+     * subtraction (group_done), as the queueing does in herd_group_spawn. */
+    atomic_fetch_add_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
+    int rc = herd__inject(fn, arg, arg_size, HERD__KIND_INJECTED, r);
     if (rc)
         atomic_fetch_sub_explicit(&r->state, GROUP_ONE, memory_order_relaxed);
     return rc;

@@ -435,6 +435,8 @@ static const char *task_kind_name(int kind) {
         return "herd_run";
     case HERD__KIND_FORK:
         return "fork";
+    case HERD__KIND_INJECTED:
+        return "injected";
     }
     return "?";
 }

@@ -165,7 +165,7 @@ static int take_injected(herd__rt *rt, herd__work *out) {
     if (atomic_load_explicit(&rt->inject_size, memory_order_relaxed) == 0)
         return 0;
     herd__spin_lock(&rt->inject_lock);
-    herd__inject *n = rt->inject_head;
+    herd__inject_node *n = rt->inject_head;
     if (n) {
         rt->inject_head = n->next;
         if (!rt->inject_head)
@@ -179,6 +179,14 @@ static int take_injected(herd__rt *rt, herd__work *out) {
     out->task = n->task;
     free(n);
     return 1;
+}
+
+void herd__run_injected(herd__worker *w) {
+    herd__work work;
+    while (take_injected(w->rt, &work)) {
+        herd__run_root(w, &work.task);
+        w = herd__self(); /* the root may have suspended */
+    }
 }
 
 static int take_ready(herd__worker *w, herd__work *out) {

@@ -66,10 +66,24 @@ struct dep_node {
     void (*fn)(void *);
     void *data; /* heap block (deferred tasks) */
     int final;
-    int keep;   /* OMP_TASK_KEEP: its body runs even when discarded */
-    int waiter; /* released by filling `feb` */
-    uint64_t feb;
+    int keep;             /* OMP_TASK_KEEP: its body runs even when discarded */
+    int waiter;           /* its creator waits for its release (W1..W3 below) */
+    _Atomic int released; /* WAIT_* */
+    herd__ult *ult;       /* WAIT_BLOCKED: the creator's task */
 };
+
+/* A creator's wait for a node's release (an undeferred task, taskwait
+ * depend), from any thread: the releaser may be a guest (pool.c).
+ *  W1 the releaser exchanges `released` to RELEASED (acq_rel: its
+ *     predecessors' writes; it sees `ult`), and readies `ult` when it was
+ *     BLOCKED (herd__omp_word_set). After the exchange the creator may
+ *     complete and free the node: the releaser touches it no more.
+ *  W2 a creator that is a herd task spins, then suspends: its arm stores
+ *     `ult` and CASes WAITING -> BLOCKED (release); a failed CAS (RELEASED)
+ *     readies itself (herd__omp_word_wait).
+ *  W3 a creator outside herd waits in herd__omp_pool_wait (running its
+ *     team's pooled tasks); the releaser then wakes the pool's waiters. */
+enum { WAIT_WAITING, WAIT_RELEASED, WAIT_BLOCKED };
 
 typedef struct dep_entry {
     void *addr;     /* NULL: free slot */
@@ -88,7 +102,11 @@ typedef struct pending_event {
 } pending_event;
 
 struct omp_deps {
-    herd_group g;          /* released deferred tasks */
+    herd_group g; /* released deferred tasks (not `outside`) */
+    /* its creator runs outside herd (a guest of a team with guests): its
+     * released tasks are counted in the creator's gkids (pool.c), and its
+     * undeferred ones wait in herd__omp_pool_wait */
+    int outside;
     dep_node *all;         /* the last task with depend(omp_all_memory), held; NULL: none */
     pending_event *events; /* owner only, like the table */
     dep_entry *tab;
@@ -161,6 +179,7 @@ static omp_deps *deps_of(omp_task *parent) {
         omp_deps *d = xmalloc(sizeof *d);
         memset(d, 0, sizeof *d);
         herd_group_init(&d->g);
+        d->outside = herd__self() == NULL; /* a task never changes sides */
         parent->deps = d;
     }
     return parent->deps;
@@ -198,13 +217,26 @@ static void task_body(void *p);
 
 /* npred reached zero: queue the task, or wake its waiting creator. */
 static void release(dep_node *n) {
+    omp_task *parent = n->parent;
+    int outside = n->deps->outside;
     if (n->waiter) {
-        herd_feb_fill(&n->feb);
+        herd__omp_word_set(&n->released, WAIT_BLOCKED, WAIT_RELEASED, &n->ult); /* W1 */
+        if (outside)
+            herd__omp_pool_wake(); /* W3 */
         return;
     }
+    if (herd__omp_mixed(parent->team)) { /* its team's pool (pool.c), from any thread */
+        herd__omp_pool_spawn(parent->team, outside ? parent : NULL, &n->deps->g, task_body, &n,
+                             sizeof n);
+        return;
+    }
+    /* Read before the spawn: once queued, n and its creator may be gone. */
+    int member = herd__omp_member_task(parent);
     int rc = herd_group_spawn(&n->deps->g, task_body, &n, sizeof n);
     if (rc)
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
+    if (member)
+        herd__omp_share_now();
 }
 
 /* D2: n has completed; release the successors whose last predecessor it was. */
@@ -403,12 +435,19 @@ static int drop_hold(dep_node *n) {
     return atomic_fetch_sub_explicit(&n->npred, 1, memory_order_acq_rel) == 1;
 }
 
+static int released(void *p) {
+    /* ORDER: acquire; pairs with W1's exchange: the predecessors' writes. */
+    return atomic_load_explicit(&((dep_node *)p)->released, memory_order_acquire) == WAIT_RELEASED;
+}
+
 static void wait_released(dep_node *n) {
-    uint64_t v;
+    if (n->deps->outside) {
+        herd__omp_pool_wait_kids_of(n->parent->team, n->parent, released, n); /* W3 */
+        return;
+    }
     herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
     herd__wait_enter(&c, HERD__WAIT_OMP_DEPEND, n->parent, NULL);
-    if (herd_feb_readFF(&n->feb, &v))
-        herd__omp_fatal("cannot wait for a task's dependences");
+    herd__omp_word_wait(&n->released, WAIT_WAITING, WAIT_BLOCKED, WAIT_RELEASED, &n->ult); /* W2 */
     herd__wait_leave(&c);
 }
 
@@ -429,8 +468,6 @@ void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
     n->waiter = !deferred;
     if (deferred) {
         n->data = herd__omp_task_data(data, cpyfn, size, align);
-    } else if (herd_feb_empty(&n->feb)) {
-        herd__omp_fatal("cannot wait for a task's dependences");
     }
     link_preds(d, &l, n);
     record(d, &l, n);
@@ -453,8 +490,6 @@ void herd__omp_taskwait_depend(omp_task *parent, void **depend) {
     decode(depend, &l);
     dep_node *n = node_new(d, parent);
     n->waiter = 1;
-    if (herd_feb_empty(&n->feb))
-        herd__omp_fatal("cannot wait for a task's dependences");
     link_preds(d, &l, n); /* not recorded: later tasks do not wait for a taskwait */
     free(l.addr);
     free(l.out);

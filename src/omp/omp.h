@@ -202,6 +202,9 @@ typedef struct omp_taskgroup {
     /* called at its end, once its tasks are done (kmp/taskred.c), or NULL */
     void (*on_end)(void *);
     void *on_end_arg;
+    /* its tasks in its team's pool created outside herd (pool.c) and not
+     * yet complete */
+    _Atomic long gkids;
 } omp_taskgroup;
 
 /* A member waiting at a mixed team's barrier or for its guests (team.c):
@@ -232,10 +235,17 @@ typedef struct omp_team {
     pthread_mutex_t mix_lock;
     int mix_arrived;
     omp_waiter *mix_waiting;    /* herd tasks waiting at the barrier */
-    _Atomic uint32_t mix_phase; /* barrier phase; threads sleep on it */
-    _Atomic int mix_sleepers;
+    _Atomic uint32_t mix_phase; /* barrier phase (threads wait in herd__omp_pool_wait) */
     int guests_left;
     omp_waiter *end_waiter;
+    /* ... and their pool (pool.c): the explicit tasks of the team that a
+     * guest may run, queued under mix_lock (pool_head also read as a hint
+     * without it); the pooled tasks not yet complete; the members whose
+     * body has not ended. */
+    _Atomic(struct omp_pooled *) pool_head;
+    struct omp_pooled *pool_tail;
+    _Atomic long pool_live;
+    _Atomic int bodies_left;
     /* place_bind: the primary's place and the encountering task's place
      * partition; display_all: OMP_DISPLAY_AFFINITY prints every member's
      * line (the team's places or size changed, affinity.c) */
@@ -285,6 +295,9 @@ typedef struct omp_task {
      * outlives the task: a taskgroup's end waits for all its tasks and,
      * through them, their descendants. */
     omp_taskgroup *tg_cur;
+    /* its tasks in its team's pool that it created outside herd (on a
+     * guest: pool.c) and that have not completed */
+    _Atomic long gkids;
     uintptr_t *red; /* OMP_FRAME_HERD: the task reductions its creator saw
                      * (reduction.c, herd__omp_red_of); unset when run at once */
     /* an explicit task of the LLVM front end: the task reductions its
@@ -378,6 +391,48 @@ static inline int herd__omp_spin_step(omp_spin *s) {
         s->since = now;
     return now - s->since < OMP_SPIN_NS;
 }
+/* pool.c: the tasks of a team with guests (docs/design/openmp.md, "Guests
+ * and tasks"). Whether t's team has guests (its tasks go to its pool): */
+static inline int herd__omp_mixed(const omp_team *team) {
+    return team && team->nworker < team->nthreads;
+}
+/* Queue fn(arg), len bytes, as a task of `team` in the team's pool, which
+ * its guests take from, and as a herd task. creator given (a task that
+ * runs outside herd, on a guest): counted in its gkids, and its herd task
+ * one nobody waits for. Else its herd task is in group g, or (g NULL) a
+ * child of the calling herd task; outside herd, g is required. */
+void herd__omp_pool_spawn(omp_team *team, omp_task *creator, herd_group *g, void (*fn)(void *),
+                          const void *arg, size_t len);
+/* A thread outside herd waits until done(arg), running the pool's tasks
+ * of `team` meanwhile; done is called again after each, and must load
+ * what it tests with acquire. herd__omp_pool_wake: wake every such
+ * waiter to test again (after what done tests changed). */
+void herd__omp_pool_wait(omp_team *team, int (*done)(void *), void *arg);
+void herd__omp_pool_wake(void);
+/* A herd task waits until *word reads `done`: it spins, then suspends,
+ * storing itself in *ult and CASing *word from `waiting` to `blocked`
+ * (release; a failed CAS, done meanwhile, readies it at once). The setter,
+ * from any thread, exchanges `done` into *word and readies *ult when it
+ * read `blocked`. After the exchange the waiter may go on and free the
+ * word: the setter touches neither again. */
+void herd__omp_word_wait(_Atomic int *word, int waiting, int blocked, int done, herd__ult **ult);
+void herd__omp_word_set(_Atomic int *word, int blocked, int done, herd__ult **ult);
+/* The same, running only the pooled tasks that t created (the wait for
+ * an undeferred task's predecessors, which are its siblings). */
+void herd__omp_pool_wait_kids_of(omp_team *team, const omp_task *t, int (*done)(void *), void *arg);
+/* On a guest: the current task t waits for its pooled tasks (gkids), and
+ * a taskgroup's end for the pooled tasks created in it (tg's gkids),
+ * each running only those. */
+void herd__omp_pool_wait_kids(omp_task *t);
+void herd__omp_pool_wait_group(omp_team *team, omp_taskgroup *tg);
+/* Team start (its pool empty, every member's body to run), a member's
+ * body ended, and a guest's end of member (waits until every body ended
+ * and no pooled task is left: as libgomp's threads run the team's tasks
+ * at its end); the region's end frees what is left. */
+void herd__omp_pool_init(omp_team *team);
+void herd__omp_pool_body_end(omp_team *team);
+void herd__omp_pool_linger(omp_team *team);
+void herd__omp_pool_fini(omp_team *team);
 /* guest.c: a guest thread goes to sleep (1) or wakes (0): core's count of
  * threads beside the workers (herd__threads_beside); nothing on others */
 void herd__omp_guest_sleeps(int asleep);
@@ -517,6 +572,15 @@ void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, 
 void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
                            void (*cpyfn)(void *, void *), long size, long align, unsigned flags,
                            int deferred, void **depend, omp_event *ev);
+/* Is t an implicit task of a team of more than one (whose tasks are shared
+ * at once: task.c, share_member_task)? herd__omp_share_now: a task of one
+ * was just queued on this worker; share it if nothing of the worker's is
+ * public. */
+static inline int herd__omp_member_task(const omp_task *t) {
+    const omp_team *team = t->team;
+    return team && t->parent == team->parent && team->nthreads > 1;
+}
+void herd__omp_share_now(void);
 /* Wait for the predecessors named by depend (taskwait depend). */
 void herd__omp_taskwait_depend(omp_task *parent, void **depend);
 /* Wait for every task t created (children and released dependent tasks),

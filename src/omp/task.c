@@ -38,14 +38,18 @@ _Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
 
 static int thread_num_of(const omp_task *parent) {
     const omp_team *team = parent->team;
+    int w = herd__self_id();
     if (team && team->outer) {
         /* Outermost team: member i runs on worker i, and only the team's
          * workers run its tasks (herd__serve_only): a task reports the
          * worker that runs it, one running task's number at a time. */
-        int w = herd__self_id();
         if (w >= 0 && w < team->nthreads)
             return w;
     }
+    /* A guest runs its team's pooled tasks (pool.c) as its member. */
+    const omp_task *cur = herd__omp_cur;
+    if (w < 0 && cur && cur->team == team)
+        return cur->thread_num;
     return parent->thread_num;
 }
 
@@ -59,6 +63,7 @@ task_init(omp_task *me, omp_task *parent, int thread_num, int final, int frame_m
     me->deps = NULL;
     me->tg = NULL;
     me->tg_cur = parent->tg_cur; /* run at once: it belongs where its creator is now */
+    me->gkids = 0;
     me->kred = NULL;
     me->team = parent->team;
     me->parent = parent;
@@ -81,6 +86,8 @@ static __attribute__((noinline)) void task_end(omp_task *me) {
             herd__omp_wait_tasks(me); /* the released dependent tasks too */
         if (me->frame_mode == OMP_FRAME_OWN)
             herd__tls->frame = me->frame.up; /* tied: the same worker; read it again all the same */
+    } else {
+        herd__omp_pool_wait_kids(me); /* a guest's pooled tasks (pool.c) */
     }
     if (me->deps)
         herd__omp_deps_free(me);
@@ -190,21 +197,55 @@ static inline int no_deque(const herd__hot *h) {
     return h->q.cap == 0;
 }
 
-/* A herd child of the current task, or a task of its open taskgroup. */
-static int queue(omp_task *parent, const void *arg, size_t len) {
-    if (parent->tg)
-        return herd_group_spawn(&parent->tg->g, task_entry, arg, len);
+/* A task that an implicit task queued is shared at once when its worker
+ * has nothing public (S3 unasked, docs/design/split-deque.md): a member's
+ * body may run user code for long after it (a single producer; a thread
+ * that waits, spinning, for another to start the task it created: LLVM's
+ * taskdep_if0_2.c), and a thief that asked only after the spawn would
+ * wait for the owner's next one, as libgomp's and libomp's shared queues
+ * never make it wait. The tasks explicit tasks create (the recursive
+ * decompositions) are shared when a thief asks (S3), their cheap path. */
+static inline void share_member_task(const omp_task *parent, herd__hot *h) {
+    if (herd__omp_member_task(parent) && herd__sdq_public_empty(&h->q))
+        herd__publish_slow();
+}
+
+void herd__omp_share_now(void) {
     herd__hot *h = herd__tls;
-    if (h)
-        task_frame(parent, h);
-    /* A block that fits a deque slot is queued at the slot's full, constant
-     * size (arg is a HERD_ARG_MAX buffer): the inline path then copies it
-     * with a few fixed moves instead of a variable-length copy, which was
-     * the largest single cost of a fine-grain task (perf, fib(30)). The
-     * task reads only the header's size. */
-    if (len <= HERD__SLOT_INLINE_ARG)
-        return herd_spawn(task_entry, arg, HERD__SLOT_INLINE_ARG);
-    return herd_spawn(task_entry, arg, len);
+    if (h && !no_deque(h) && herd__sdq_public_empty(&h->q))
+        herd__publish_slow();
+}
+
+/* A herd child of the current task, or a task of its open taskgroup; in a
+ * team with guests, in the team's pool too (pool.c). */
+static int queue(omp_task *parent, const void *arg, size_t len) {
+    if (__builtin_expect(herd__omp_mixed(parent->team), 0)) {
+        if (herd__tls && !parent->tg)
+            task_frame(parent, herd__tls); /* the stub is its child */
+        herd__omp_pool_spawn(parent->team, herd__tls ? NULL : parent,
+                             parent->tg ? &parent->tg->g : NULL, task_entry, arg, len);
+    } else if (parent->tg) {
+        int rc = herd_group_spawn(&parent->tg->g, task_entry, arg, len);
+        if (rc)
+            return rc;
+    } else {
+        herd__hot *h = herd__tls;
+        if (h)
+            task_frame(parent, h);
+        /* A block that fits a deque slot is queued at the slot's full,
+         * constant size (arg is a HERD_ARG_MAX buffer): the inline path then
+         * copies it with a few fixed moves instead of a variable-length
+         * copy, which was the largest single cost of a fine-grain task
+         * (perf, fib(30)). The task reads only the header's size. */
+        int rc =
+            herd_spawn(task_entry, arg, len <= HERD__SLOT_INLINE_ARG ? HERD__SLOT_INLINE_ARG : len);
+        if (rc)
+            return rc;
+    }
+    herd__hot *h = herd__tls;
+    if (h && !no_deque(h))
+        share_member_task(parent, h);
+    return 0;
 }
 
 /* The common small task (no copy function, header and data fit a slot, no
@@ -212,8 +253,9 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
  * 8 bytes at a time, as GCC's caller stored the data. 0 when it cannot. */
 static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data, long size,
                          long align, int final) {
-    if (parent->tg || parent->tg_cur || herd__omp_red_of(parent) || size < 0 ||
-        sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG || (size & 7) || align > 8)
+    if (parent->tg || parent->tg_cur || herd__omp_mixed(parent->team) || herd__omp_red_of(parent) ||
+        size < 0 || sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG || (size & 7) ||
+        align > 8)
         return 0;
     herd__hot *h = herd__tls;
     if (!h)
@@ -237,6 +279,7 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
     for (long i = 0; i < size; i += 8)
         memcpy(s->arg + sizeof(task_hdr) + i, (const char *)data + i, 8);
     herd__spawn_commit(task_entry, sizeof(task_hdr) + (size_t)size);
+    share_member_task(parent, h);
     return 1;
 }
 
@@ -428,6 +471,22 @@ static inline __attribute__((always_inline)) int throttled(herd__hot *h, const o
     return 1;
 }
 
+/* A guest of a team with guests queues a deferrable task in the team's
+ * pool (pool.c; with dependences, through its table: depend.c) unless it
+ * has a detach event, task reductions or a cancellable taskgroup (those run
+ * at once, as on any thread outside herd), or the team's pooled tasks
+ * already number HERD_OMP_THROTTLE per member (the creation throttle's
+ * bound). */
+static int pooled_here(const omp_task *parent, unsigned flags, const omp_event *ev) {
+    const omp_team *team = parent->team;
+    if (!herd__omp_mixed(team) || ev || parent->tg_cur || herd__omp_red_of(parent))
+        return 0;
+    long limit = herd__omp_g.throttle;
+    /* ORDER: relaxed; a count for the throttle only */
+    return !limit || atomic_load_explicit(&team->pool_live, memory_order_relaxed) <
+                         limit * (long)team->nthreads;
+}
+
 static __attribute__((noinline)) void taskwait_general(void *ra) {
     OMP_SAVE();
     herd__wait_ctx c; /* for the watchdog's dump (core/watchdog.h) */
@@ -442,8 +501,10 @@ static __attribute__((noinline)) void taskwait_general(void *ra) {
 
 OMP_API void GOMP_taskwait(void) {
     herd__hot *h = herd__tls;
-    if (!h) { /* outside herd every task ran undeferred */
+    if (!h) { /* outside herd every task ran undeferred, or is pooled */
         omp_task *t = herd__omp_cur;
+        if (t)
+            herd__omp_pool_wait_kids(t);
         if (t && t->deps)
             herd__omp_wait_events(t, 0); /* undeferred detached tasks */
         return;
@@ -481,8 +542,10 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
     int final = (flags & OMP_TASK_FINAL) || parent->final;
     if (!herd__omp_red_deferrable(parent))
         if_clause = false; /* reduction.c: run at once, on this thread */
-    if ((flags & OMP_TASK_DEPEND) && herd__self() && !parent->final) {
-        /* Outside herd and under a final task every task runs undeferred, in
+    if ((flags & OMP_TASK_DEPEND) && !parent->final &&
+        (herd__self() || herd__omp_mixed(parent->team))) {
+        /* Outside herd (but on a guest of a team with guests, whose tasks
+         * are pooled) and under a final task every task runs undeferred, in
          * creation order: the dependences hold without a table. */
         herd__omp_task_depend(parent, fn, data, cpyfn, arg_size, arg_align,
                               (final ? OMP_TASK_FINAL : 0) | (flags & OMP_TASK_KEEP), if_clause,
@@ -491,8 +554,10 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
         return;
     }
     /* A detached task is never throttled: run at once, it would hold its
-     * creator until its event, which a later task may be the one to fulfil. */
-    if (!if_clause || parent->final || !herd__self() || (!ev && throttled(herd__tls, parent))) {
+     * creator until its event, which a later task may be the one to fulfil.
+     * Outside herd a task runs at once but a guest's plain one (pooled). */
+    if (!if_clause || parent->final ||
+        (herd__self() ? !ev && throttled(herd__tls, parent) : !pooled_here(parent, flags, ev))) {
         /* Run in creation order (outside herd, or under a final task): its
          * predecessors have run, but detached ones may not be complete. */
         if ((flags & OMP_TASK_DEPEND) && parent->deps)
@@ -520,6 +585,8 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
         int final = (flags & OMP_TASK_FINAL) || cur->final;
         herd__hot *h = herd__tls;
         if (!h || !if_clause || cur->final || throttled(h, cur)) {
+            if (__builtin_expect(!h && if_clause && !cur->final && herd__omp_mixed(cur->team), 0))
+                goto general; /* a guest of a team with guests: its pool (task_general) */
             if (__builtin_expect(!cpyfn, 1))
                 run_here(cur, fn, data, final);
             else /* GCC's copy function (firstprivate(child) in UTS's loop) */
@@ -529,6 +596,7 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
         if (!cpyfn && spawn_in_slot(cur, fn, data, arg_size, arg_align, final))
             return;
     }
+general:;
     omp_event *ev = NULL;
     if (flags & OMP_TASK_DETACH) {
         ev = herd__omp_event_new();
@@ -551,8 +619,14 @@ void herd__omp_task_launch(void (*fn)(void *), void *data, long size, long align
 }
 
 OMP_API void GOMP_taskwait_depend(void **depend) {
-    if (!herd__self()) { /* outside herd every task ran undeferred */
+    if (!herd__self()) { /* outside herd every task ran undeferred, or is pooled */
         omp_task *t = herd__omp_task();
+        if (herd__omp_mixed(t->team) && !t->final) {
+            OMP_SAVE();
+            herd__omp_taskwait_depend(t, depend); /* a guest's table (depend.c) */
+            OMP_RESTORE();
+            return;
+        }
         if (t->deps)
             herd__omp_wait_events(t, 1); /* detached ones with dependences: a superset */
         return;
@@ -583,6 +657,7 @@ OMP_API void GOMP_taskgroup_start(void) {
     tg->outer = t->tg_cur;
     tg->workshare = 0;
     atomic_init(&tg->cancelled, 0);
+    atomic_init(&tg->gkids, 0);
     t->tg = tg;
     if (herd__omp_g.cancellation)
         t->tg_cur = tg;
@@ -602,6 +677,8 @@ OMP_API void GOMP_taskgroup_end(void) {
         if (t->deps)
             herd_group_wait(herd__omp_deps_group(t->deps));
         herd__wait_leave(&c);
+    } else {
+        herd__omp_pool_wait_group(t->team, tg); /* a guest's pooled tasks in it */
     }
     if (t->deps)
         herd__omp_wait_events(t, 0); /* undeferred detached tasks (a superset too) */

@@ -229,23 +229,22 @@ static void mix_wait(omp_team *team, omp_waiter *w) {
     herd__omp_guest_sleeps(0);
 }
 
-/* A thread (no worker) waits at the barrier for the phase to move past p. */
+typedef struct phase_arg {
+    omp_team *team;
+    uint32_t p;
+} phase_arg;
+
+static int phase_moved(void *p) {
+    phase_arg *a = p;
+    /* ORDER: acquire; pairs with the last arrival's store of the phase. */
+    return atomic_load_explicit(&a->team->mix_phase, memory_order_acquire) != a->p;
+}
+
+/* A thread (no worker) waits at the barrier for the phase to move past p,
+ * running the team's pooled tasks meanwhile (pool.c). */
 static void mix_sleep(omp_team *team, uint32_t p) {
-    omp_spin s = {0, 0, 0};
-    do {
-        /* ORDER: acquire; pairs with the last arrival's store of the phase. */
-        if (atomic_load_explicit(&team->mix_phase, memory_order_acquire) != p)
-            return;
-    } while (herd__omp_spin_step(&s));
-    /* ORDER: seq_cst; against the last arrival's seq_cst store of the phase
-     * and load of mix_sleepers (store buffering): it sees us, or the futex
-     * wait sees the new phase and returns. */
-    atomic_fetch_add_explicit(&team->mix_sleepers, 1, memory_order_seq_cst);
-    herd__omp_guest_sleeps(1);
-    while (atomic_load_explicit(&team->mix_phase, memory_order_seq_cst) == p)
-        herd__futex_wait(&team->mix_phase, p);
-    herd__omp_guest_sleeps(0);
-    atomic_fetch_sub_explicit(&team->mix_sleepers, 1, memory_order_relaxed);
+    phase_arg a = {team, p};
+    herd__omp_pool_wait(team, phase_moved, &a);
 }
 
 /* The barrier of a team with guests: a count under the lock; herd tasks
@@ -268,10 +267,10 @@ static void mix_barrier(omp_team *team) {
     /* Last arrival: reopen the barrier, move the phase, release the tasks;
      * a released member that arrives again waits for the lock. */
     team->mix_arrived = 0;
-    /* ORDER: seq_cst; release for the threads' acquire loads (the writes of
-     * every arrival, ordered before by the lock, become visible), and the
-     * store half of the store buffering in mix_sleep(). */
-    atomic_store_explicit(&team->mix_phase, p + 1, memory_order_seq_cst);
+    /* ORDER: release for the threads' acquire loads (the writes of every
+     * arrival, ordered before by the lock, become visible); the wake-up
+     * below fences it against their sleep (herd__omp_pool_wake). */
+    atomic_store_explicit(&team->mix_phase, p + 1, memory_order_release);
     omp_waiter *w = team->mix_waiting;
     team->mix_waiting = NULL;
     while (w) {
@@ -280,11 +279,7 @@ static void mix_barrier(omp_team *team) {
         w = next;
     }
     pthread_mutex_unlock(&team->mix_lock);
-    /* The team outlives this: we are a member, and the region ends after us.
-     * ORDER: seq_cst; the load half of the store buffering with mix_sleep's
-     * seq_cst increment (after our seq_cst store of the phase above). */
-    if (atomic_load_explicit(&team->mix_sleepers, memory_order_seq_cst))
-        herd__futex_wake(&team->mix_phase, INT_MAX);
+    herd__omp_pool_wake(); /* the threads waiting in mix_sleep */
 }
 
 /* ---------------------------------------------------------------- members */
@@ -320,10 +315,20 @@ static void member_begin(omp_task *me, omp_team *team, int i) {
         (void)herd__omp_ws_begin(me); /* worksharing 0 is set up: just enter it */
 }
 
-/* The end of member `me`: its tasks. */
+/* The end of member `me`: its tasks; in a team with guests, a thread
+ * outside herd then runs the team's pooled tasks until every member's body
+ * has ended and none is left (pool.c). */
 static void member_finish(omp_task *me) {
-    if (herd__self())
+    omp_team *team = me->team;
+    int mixed = herd__omp_mixed(team);
+    if (mixed)
+        herd__omp_pool_body_end(team);
+    if (herd__self()) {
         herd__omp_wait_tasks(me); /* the region's end: this member's tasks */
+    } else if (mixed) {
+        herd__omp_pool_wait_kids(me);
+        herd__omp_pool_linger(team);
+    }
     herd__omp_deps_free(me);
 }
 
@@ -516,8 +521,10 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
         herd__barrier_init_at(&team->bar, n, team->bar_mem, sizeof team->bar_mem) != 0 &&
         herd_barrier_init(&team->bar, n) != 0)
         herd__omp_fatal("out of memory for a team barrier");
-    if (nworker < n)
+    if (nworker < n) {
         pthread_mutex_init(&team->mix_lock, NULL);
+        herd__omp_pool_init(team);
+    }
     if (nworker > 1)
         place_members(team, nworker);
     member_arg a = {team, 0};
@@ -539,6 +546,7 @@ static void region_end(region *r) {
         herd__fork_join();
     if (team->nthreads > team->nworker) {
         wait_guests(team);
+        herd__omp_pool_fini(team);
         pthread_mutex_destroy(&team->mix_lock);
     }
     herd__wait_leave(&c);
@@ -737,9 +745,12 @@ static void team_barrier(omp_team *team) {
 /* What a member owes before any barrier: its tasks (a herd task), or its
  * undeferred detached tasks' events (outside herd). */
 static void barrier_tasks(omp_task *t) {
-    if (herd__self())
+    if (herd__self()) {
         herd__omp_wait_tasks(t); /* the barrier then covers the team's */
-    else if (t->deps)
+        return;
+    }
+    herd__omp_pool_wait_kids(t); /* a guest's pooled tasks */
+    if (t->deps)
         herd__omp_wait_events(t, 0);
 }
 

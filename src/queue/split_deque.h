@@ -153,6 +153,15 @@ static inline int herd__sdq_wants_publish(herd__sdq *q) {
     return atomic_load_explicit(&q->split_req, memory_order_relaxed) != 0;
 }
 
+/* Is nothing of q public (every queued task private, or none queued)?
+ * Owner only; one relaxed load of the word thieves change. */
+static inline int herd__sdq_public_empty(herd__sdq *q) {
+    HERD__SDQ_OWNER(q);
+    /* ORDER: relaxed; a hint for publishing early, S3's CAS synchronises. */
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+    return herd__ts_tail(ts) >= q->split;
+}
+
 /* S4a's request, by anyone but the owner: ask the owner to share (S3 or
  * S7). Read first, so that askers do not keep the owner's line bouncing. */
 static inline void herd__sdq_ask(herd__sdq *q) {

@@ -35,6 +35,9 @@ enum herd__task_kind {
      * while the child runs (K1..K4, core/task.c); parent is the suspended
      * ULT, which whoever takes the slot resumes. */
     HERD__KIND_CONT,
+    /* From herd__inject_group: queued on the injector by a thread that may
+     * run no worker; parent is a herd_group's join (core/task.c). */
+    HERD__KIND_INJECTED,
 };
 
 /* How much one steal takes (HERD_STEAL). DEFAULT: the scheduler's own
