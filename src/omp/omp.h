@@ -137,6 +137,10 @@ typedef struct omp_global {
     int throttle;         /* HERD_OMP_THROTTLE: queued tasks before new ones run at once; 0 off */
     int cancellation;     /* cancel-var (OMP_CANCELLATION); true is refused at the first cancel */
     _Atomic int red_live; /* task reduction registrations alive (reduction.c) */
+    /* teams with guests alive (team.c; their tasks go to their pools:
+     * pool.c), so that the commonest task creation tests one word, beside
+     * red_live, and not its team */
+    _Atomic int mixed_live;
     /* the program speaks LLVM's ABI (kmp/: set at its first fork or ompc_*
      * call): where libgomp and libomp differ in what a program sees, herd
      * does as the program's own runtime does (affinity.c) */
@@ -296,7 +300,8 @@ typedef struct omp_task {
      * through them, their descendants. */
     omp_taskgroup *tg_cur;
     /* its tasks in its team's pool that it created outside herd (on a
-     * guest: pool.c) and that have not completed */
+     * guest: pool.c) and that have not completed; unset while the task is
+     * OMP_FRAME_LAZY (it has none then) */
     _Atomic long gkids;
     uintptr_t *red; /* OMP_FRAME_HERD: the task reductions its creator saw
                      * (reduction.c, herd__omp_red_of); unset when run at once */
@@ -394,7 +399,11 @@ static inline int herd__omp_spin_step(omp_spin *s) {
 /* pool.c: the tasks of a team with guests (docs/design/openmp.md, "Guests
  * and tasks"). Whether t's team has guests (its tasks go to its pool): */
 static inline int herd__omp_mixed(const omp_team *team) {
-    return team && team->nworker < team->nthreads;
+    /* ORDER: relaxed; a team's tasks are created after its start counted
+     * it (the members start after region_start) and before its end. */
+    return __builtin_expect(atomic_load_explicit(&herd__omp_g.mixed_live, memory_order_relaxed),
+                            0) &&
+           team && team->nworker < team->nthreads;
 }
 /* Queue fn(arg), len bytes, as a task of `team` in the team's pool, which
  * its guests take from, and as a herd task. creator given (a task that

@@ -196,8 +196,10 @@ void herd__omp_pool_spawn(omp_team *team, omp_task *creator, herd_group *g, void
         /* On a guest the task is never lazy again: its end waits (task.c).
          * Only its own thread changes its mode (a release from elsewhere
          * finds a task that created dependent ones: never lazy). */
-        if (outside && creator->frame_mode == OMP_FRAME_LAZY)
+        if (outside && creator->frame_mode == OMP_FRAME_LAZY) {
             creator->frame_mode = OMP_FRAME_OWN;
+            atomic_init(&creator->gkids, 0); /* not set while it was lazy */
+        }
         /* ORDER: relaxed; before this task can complete (finish's release
          * decrement): a release from another thread comes from a completing
          * predecessor that is counted until after this. */
@@ -334,7 +336,7 @@ static int no_kids(void *p) {
 }
 
 void herd__omp_pool_wait_kids(omp_task *t) {
-    if (!no_kids(t))
+    if (t->frame_mode != OMP_FRAME_LAZY && !no_kids(t)) /* a lazy task has none */
         pool_wait(t->team, no_kids, t, (pool_filter){t, NULL});
 }
 

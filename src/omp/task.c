@@ -36,21 +36,22 @@ _Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
 #define HDR_KEEP 32u    /* run its body even when discarded (OMP_TASK_KEEP) */
 #define HDR_COUNTED 64u /* counted in its creator's team's `queued` (throttled) */
 
-static int thread_num_of(const omp_task *parent) {
-    const omp_team *team = parent->team;
-    int w = herd__self_id();
-    if (team && team->outer) {
-        /* Outermost team: member i runs on worker i, and only the team's
-         * workers run its tasks (herd__serve_only): a task reports the
-         * worker that runs it, one running task's number at a time. */
-        if (w >= 0 && w < team->nthreads)
-            return w;
-    }
-    /* A guest runs its team's pooled tasks (pool.c) as its member. */
+/* A task run outside herd: a guest runs its team's pooled tasks (pool.c)
+ * as its member, whose number its current task has. */
+static __attribute__((noinline)) int thread_num_outside(const omp_task *parent) {
     const omp_task *cur = herd__omp_cur;
-    if (w < 0 && cur && cur->team == team)
-        return cur->thread_num;
-    return parent->thread_num;
+    return cur && cur->team == parent->team ? cur->thread_num : parent->thread_num;
+}
+
+static inline int thread_num_of(const omp_task *parent) {
+    int w = herd__self_id();
+    if (__builtin_expect(w < 0, 0))
+        return thread_num_outside(parent);
+    /* Outermost team: member i runs on worker i, and only the team's
+     * workers run its tasks (herd__serve_only): a task reports the worker
+     * that runs it, one running task's number at a time. */
+    const omp_team *team = parent->team;
+    return team && team->outer && w < team->nthreads ? w : parent->thread_num;
 }
 
 /* A new task record: child of parent, thread number thread_num, its herd
@@ -63,7 +64,6 @@ task_init(omp_task *me, omp_task *parent, int thread_num, int final, int frame_m
     me->deps = NULL;
     me->tg = NULL;
     me->tg_cur = parent->tg_cur; /* run at once: it belongs where its creator is now */
-    me->gkids = 0;
     me->kred = NULL;
     me->team = parent->team;
     me->parent = parent;
@@ -96,9 +96,12 @@ static __attribute__((noinline)) void task_end(omp_task *me) {
 /* Run fn(data) as task `me`, a deferred task that herd runs in a frame of
  * its own, child of parent, in taskgroup tg (omp_task.tg_cur), on the
  * caller's stack; `me` completes after its tasks. */
-void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, omp_taskgroup *tg,
-                        int final, void (*fn)(void *), void *data) {
+static inline __attribute__((always_inline)) void run_as(omp_task *me, omp_task *parent,
+                                                         uintptr_t *red, omp_taskgroup *tg,
+                                                         int final, void (*fn)(void *),
+                                                         void *data) {
     task_init(me, parent, thread_num_of(parent), final, OMP_FRAME_HERD);
+    me->gkids = 0; /* a lazy task's is set when it stops being lazy (pool.c) */
     me->red = red;
     me->tg_cur = tg;
     omp_task *prev = herd__omp_cur;
@@ -108,7 +111,10 @@ void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, omp_task
     herd__omp_cur = prev;
 }
 
-#define run_as herd__omp_run_task
+void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, omp_taskgroup *tg,
+                        int final, void (*fn)(void *), void *data) {
+    run_as(me, parent, red, tg, final, fn, data);
+}
 
 static void task_entry(void *p) {
     task_hdr h;
@@ -499,14 +505,21 @@ static __attribute__((noinline)) void taskwait_general(void *ra) {
     OMP_RESTORE();
 }
 
+/* Outside herd every task ran undeferred, or is pooled (a guest's). Out of
+ * line: the herd path keeps its small frame. */
+static __attribute__((noinline)) void taskwait_outside(void) {
+    omp_task *t = herd__omp_cur;
+    if (!t)
+        return;
+    herd__omp_pool_wait_kids(t);
+    if (t->deps)
+        herd__omp_wait_events(t, 0); /* undeferred detached tasks */
+}
+
 OMP_API void GOMP_taskwait(void) {
     herd__hot *h = herd__tls;
-    if (!h) { /* outside herd every task ran undeferred, or is pooled */
-        omp_task *t = herd__omp_cur;
-        if (t)
-            herd__omp_pool_wait_kids(t);
-        if (t && t->deps)
-            herd__omp_wait_events(t, 0); /* undeferred detached tasks */
+    if (!h) {
+        taskwait_outside();
         return;
     }
     /* The commonest waits on the finest grain, with no taskgroup and no

@@ -524,6 +524,9 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
     if (nworker < n) {
         pthread_mutex_init(&team->mix_lock, NULL);
         herd__omp_pool_init(team);
+        /* ORDER: relaxed; the members, which test it, start after this (a
+         * box's, a fork's or a guest's release). */
+        atomic_fetch_add_explicit(&herd__omp_g.mixed_live, 1, memory_order_relaxed);
     }
     if (nworker > 1)
         place_members(team, nworker);
@@ -547,6 +550,8 @@ static void region_end(region *r) {
     if (team->nthreads > team->nworker) {
         wait_guests(team);
         herd__omp_pool_fini(team);
+        /* ORDER: relaxed; every task of the team has ended. */
+        atomic_fetch_sub_explicit(&herd__omp_g.mixed_live, 1, memory_order_relaxed);
         pthread_mutex_destroy(&team->mix_lock);
     }
     herd__wait_leave(&c);
