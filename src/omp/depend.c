@@ -225,7 +225,8 @@ static void release(dep_node *n) {
             herd__omp_pool_wake(); /* W3 */
         return;
     }
-    if (herd__omp_mixed(parent->team)) { /* its team's pool (pool.c), from any thread */
+    /* Its team's pool (pool.c), as task.c's queue() pools: from any thread. */
+    if (herd__omp_mixed(parent->team) && (outside || herd__omp_member_task(parent))) {
         herd__omp_pool_spawn(parent->team, outside ? parent : NULL, &n->deps->g, task_body, &n,
                              sizeof n);
         return;

@@ -223,9 +223,11 @@ void herd__omp_share_now(void) {
 }
 
 /* A herd child of the current task, or a task of its open taskgroup; in a
- * team with guests, in the team's pool too (pool.c). */
+ * team with guests, in the team's pool too (pool.c) when an implicit task
+ * or a guest creates it. */
 static int queue(omp_task *parent, const void *arg, size_t len) {
-    if (__builtin_expect(herd__omp_mixed(parent->team), 0)) {
+    if (__builtin_expect(herd__omp_mixed(parent->team), 0) &&
+        (!herd__tls || herd__omp_member_task(parent))) {
         if (herd__tls && !parent->tg)
             task_frame(parent, herd__tls); /* the stub is its child */
         herd__omp_pool_spawn(parent->team, herd__tls ? NULL : parent,
@@ -259,9 +261,10 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
  * 8 bytes at a time, as GCC's caller stored the data. 0 when it cannot. */
 static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data, long size,
                          long align, int final) {
-    if (parent->tg || parent->tg_cur || herd__omp_mixed(parent->team) || herd__omp_red_of(parent) ||
-        size < 0 || sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG || (size & 7) ||
-        align > 8)
+    if (parent->tg || parent->tg_cur ||
+        (herd__omp_mixed(parent->team) && herd__omp_member_task(parent)) ||
+        herd__omp_red_of(parent) || size < 0 ||
+        sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG || (size & 7) || align > 8)
         return 0;
     herd__hot *h = herd__tls;
     if (!h)
