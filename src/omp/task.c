@@ -55,15 +55,20 @@ static inline int thread_num_of(const omp_task *parent) {
 }
 
 /* A new task record: child of parent, thread number thread_num, its herd
- * children counted as frame_mode says (OMP_FRAME_*). */
-static inline __attribute__((always_inline)) void
-task_init(omp_task *me, omp_task *parent, int thread_num, int final, int frame_mode) {
+ * children counted as frame_mode says (OMP_FRAME_*), in taskgroup tg_cur
+ * (omp_task.tg_cur, which the creator changes as it runs). Known gap: the
+ * ICVs are copied when the task starts, not when it was created, so a
+ * creator's omp_set_* after the creation and before the start reaches the
+ * task (and races with its copy when it starts on another thread). */
+static inline __attribute__((always_inline)) void task_init(omp_task *me, omp_task *parent,
+                                                            int thread_num, int final,
+                                                            int frame_mode, omp_taskgroup *tg_cur) {
     /* Every field before `frame` and the implicit tasks' worksharing state,
      * one by one: no memset under the stores that follow. */
     me->frame_mode = frame_mode;
     me->deps = NULL;
     me->tg = NULL;
-    me->tg_cur = parent->tg_cur; /* run at once: it belongs where its creator is now */
+    me->tg_cur = tg_cur;
     me->kred = NULL;
     me->team = parent->team;
     me->parent = parent;
@@ -100,10 +105,11 @@ static inline __attribute__((always_inline)) void run_as(omp_task *me, omp_task 
                                                          uintptr_t *red, omp_taskgroup *tg,
                                                          int final, void (*fn)(void *),
                                                          void *data) {
-    task_init(me, parent, thread_num_of(parent), final, OMP_FRAME_HERD);
+    /* Not the creator's tg_cur: the creator may be changing it now (a
+     * taskgroup's end; TSan saw it with a guest running the task). */
+    task_init(me, parent, thread_num_of(parent), final, OMP_FRAME_HERD, tg);
     me->gkids = 0; /* a lazy task's is set when it stops being lazy (pool.c) */
     me->red = red;
-    me->tg_cur = tg;
     omp_task *prev = herd__omp_cur;
     herd__omp_cur = me;
     fn(data);
@@ -385,7 +391,8 @@ static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align
 static inline __attribute__((always_inline)) void run_here(omp_task *parent, void (*fn)(void *),
                                                            void *data, int final) {
     omp_task me;
-    task_init(&me, parent, parent->thread_num, final, OMP_FRAME_LAZY);
+    /* run at once: it belongs where its creator is now */
+    task_init(&me, parent, parent->thread_num, final, OMP_FRAME_LAZY, parent->tg_cur);
     herd__omp_cur = &me;
     fn(data);
     if (__builtin_expect(me.frame_mode != OMP_FRAME_LAZY || me.deps != NULL, 0))
@@ -396,7 +403,7 @@ static inline __attribute__((always_inline)) void run_here(omp_task *parent, voi
 /* run_here in two halves, for a front end whose compiler calls the body
  * itself between them (kmp/task.c, if(0) tasks): `me` must not move. */
 void herd__omp_task_begin_here(omp_task *me, omp_task *parent, int final) {
-    task_init(me, parent, parent->thread_num, final, OMP_FRAME_LAZY);
+    task_init(me, parent, parent->thread_num, final, OMP_FRAME_LAZY, parent->tg_cur);
     herd__omp_cur = me;
 }
 
