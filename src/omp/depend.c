@@ -535,10 +535,14 @@ void herd__omp_wait_tasks(omp_task *t) {
     herd__omp_wait_children(t);
     for (omp_taskgroup *tg = t->tg; tg; tg = tg->prev)
         herd_group_wait(&tg->g);
-    if (t->deps) {
+    if (t->deps)
         herd_group_wait(&t->deps->g);
+    /* t is the current task, but a wait may have suspended it, and its
+     * thread ran other tasks meanwhile, which may have left theirs current
+     * (herd__omp_wait_events checks it is t's). */
+    herd__omp_cur = t;
+    if (t->deps)
         herd__omp_wait_events(t, 0);
-    }
 }
 
 void herd__omp_deps_free(omp_task *t) {

@@ -6,7 +6,9 @@
  * gives them: GCC's threadprivate is plain TLS, and members may spin-wait
  * on each other's flags without yielding, which ULTs sharing a worker
  * cannot survive. A guest is not a herd worker (herd__self() is NULL on
- * it): its explicit tasks run undeferred on it, and it waits in the kernel.
+ * it): it cannot take a herd task, so its team's tasks go to the team's
+ * pool as well, which it runs while it waits (pool.c); it waits in the
+ * kernel.
  * It runs on the CPUs the process had at start-up (not pinned: the
  * workers hold the PUs).
  *

@@ -148,9 +148,11 @@ static void arm_word(herd__worker *w, herd__ult *u, void *p) {
 void herd__omp_word_wait(_Atomic int *word, int waiting, int blocked, int done, herd__ult **ult) {
     word_wait a = {word, waiting, blocked, done, ult};
     if (!herd__spin_wait(herd__self(), word_done, &a)) {
-        OMP_SAVE();
+        /* As OMP_SAVE/OMP_RESTORE, but a stub may run where no task record
+         * is current yet (NULL), and must not make one. */
+        omp_task *saved = herd__omp_cur;
         herd__block(arm_word, &a);
-        OMP_RESTORE();
+        herd__omp_cur = saved;
     }
     /* ORDER: acquire; pairs with herd__omp_word_set's release: its writes. */
     (void)atomic_load_explicit(word, memory_order_acquire);

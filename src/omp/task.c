@@ -91,6 +91,7 @@ static __attribute__((noinline)) void task_end(omp_task *me) {
             herd__omp_wait_tasks(me); /* the released dependent tasks too */
         if (me->frame_mode == OMP_FRAME_OWN)
             herd__tls->frame = me->frame.up; /* tied: the same worker; read it again all the same */
+        herd__omp_cur = me;                  /* the waits may have suspended it (wait_tasks) */
     } else {
         herd__omp_pool_wait_kids(me); /* a guest's pooled tasks (pool.c) */
     }
@@ -700,6 +701,7 @@ OMP_API void GOMP_taskgroup_end(void) {
         if (t->deps)
             herd_group_wait(herd__omp_deps_group(t->deps));
         herd__wait_leave(&c);
+        OMP_RESTORE(); /* the waits may have suspended it (wait_tasks) */
     } else {
         herd__omp_pool_wait_group(t->team, tg); /* a guest's pooled tasks in it */
     }
