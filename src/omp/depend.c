@@ -219,6 +219,8 @@ static void task_body(void *p);
 static void release(dep_node *n) {
     omp_task *parent = n->parent;
     int outside = n->deps->outside;
+    /* Read before the spawn: once queued, n and its creator may be gone. */
+    int member = herd__omp_member_task(parent);
     if (n->waiter) {
         herd__omp_word_set(&n->released, WAIT_BLOCKED, WAIT_RELEASED, &n->ult); /* W1 */
         if (outside)
@@ -226,13 +228,11 @@ static void release(dep_node *n) {
         return;
     }
     /* Its team's pool (pool.c), as task.c's queue() pools: from any thread. */
-    if (herd__omp_mixed(parent->team) && (outside || herd__omp_member_task(parent))) {
+    if (herd__omp_mixed(parent->team) && (outside || member)) {
         herd__omp_pool_spawn(parent->team, outside ? parent : NULL, &n->deps->g, task_body, &n,
                              sizeof n);
         return;
     }
-    /* Read before the spawn: once queued, n and its creator may be gone. */
-    int member = herd__omp_member_task(parent);
     int rc = herd_group_spawn(&n->deps->g, task_body, &n, sizeof n);
     if (rc)
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));

@@ -582,7 +582,7 @@ void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
                            void (*cpyfn)(void *, void *), long size, long align, unsigned flags,
                            int deferred, void **depend, omp_event *ev);
 /* Is t an implicit task of a team of more than one (whose tasks are shared
- * at once: task.c, share_member_task)? herd__omp_share_now: a task of one
+ * at once: task.c, share_now)? herd__omp_share_now: a task of one
  * was just queued on this worker; share it if nothing of the worker's is
  * public. */
 static inline int herd__omp_member_task(const omp_task *t) {

@@ -220,15 +220,14 @@ void herd__omp_pool_spawn(omp_team *team, omp_task *creator, herd_group *g, void
     team->pool_tail = r;
     pthread_mutex_unlock(&team->mix_lock);
     /* Once the stub is queued, r may run, complete and be freed. */
-    int counted = r->creator != NULL;
     int rc;
-    if (counted)
+    if (creator)
         rc = herd__inject_group(NULL, stub, &r, sizeof r);
     else if (!outside)
         rc = g ? herd_group_spawn(g, stub, &r, sizeof r) : herd_spawn(stub, &r, sizeof r);
     else
         rc = herd__inject_group(g, stub, &r, sizeof r);
-    if (rc == HERD_ESTATE && counted)
+    if (rc == HERD_ESTATE && creator)
         unref(r); /* herd is stopping: no stub, the guests alone run it */
     else if (rc)
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));
@@ -286,9 +285,9 @@ static int run_one(omp_team *team, pool_filter f) {
     if (!r)
         return 0;
     if (claim(r)) {
-        omp_task *cur = herd__omp_cur;
-        r->fn(r->arg); /* its thread number is this thread's (task.c, thread_num_of) */
-        herd__omp_cur = cur;
+        /* Its thread number is this thread's (task.c, thread_num_of); it
+         * makes itself the current task and restores ours (run_as). */
+        r->fn(r->arg);
         finish(r);
     }
     unref(r);
@@ -298,6 +297,11 @@ static int run_one(omp_team *team, pool_filter f) {
 static void pool_wait(omp_team *team, int (*done)(void *), void *arg, pool_filter f) {
     omp_spin s = {0, 0, 0};
     for (;;) {
+        /* The word the futex compares, read before this round's looks at
+         * done and at the pool: a change after it (a task queued, what done
+         * tests) moves it. ORDER: acquire; pairs with herd__omp_pool_wake's
+         * seq_cst increment: a change it announced is seen below. */
+        uint32_t e = atomic_load_explicit(&wake_word.ev, memory_order_acquire);
         if (done(arg))
             return;
         if (run_one(team, f)) {
@@ -306,11 +310,10 @@ static void pool_wait(omp_team *team, int (*done)(void *), void *arg, pool_filte
         }
         if (herd__omp_spin_step(&s))
             continue;
-        /* ORDER: relaxed; the word the futex compares, read before the
-         * tests below (a change after them moves it). The seq_cst add and
-         * fence pair with herd__omp_pool_wake's. A pooled task this wait
-         * may not run does not keep it awake: pool_head is only a hint. */
-        uint32_t e = atomic_load_explicit(&wake_word.ev, memory_order_relaxed);
+        /* ORDER: the seq_cst add and fence pair with herd__omp_pool_wake's
+         * fence (store buffering): it sees us counted, or our test below
+         * sees its change. A pooled task this wait may not run does not
+         * keep it awake. */
         atomic_fetch_add_explicit(&wake_word.sleepers, 1, memory_order_seq_cst);
         atomic_thread_fence(memory_order_seq_cst);
         if (!done(arg)) {

@@ -218,15 +218,15 @@ static inline int no_deque(const herd__hot *h) {
  * wait for the owner's next one, as libgomp's and libomp's shared queues
  * never make it wait. The tasks explicit tasks create (the recursive
  * decompositions) are shared when a thief asks (S3), their cheap path. */
-static inline void share_member_task(const omp_task *parent, herd__hot *h) {
-    if (herd__omp_member_task(parent) && herd__sdq_public_empty(&h->q))
+static inline void share_now(herd__hot *h) {
+    if (herd__sdq_public_empty(&h->q))
         herd__publish_slow();
 }
 
 void herd__omp_share_now(void) {
     herd__hot *h = herd__tls;
-    if (h && !no_deque(h) && herd__sdq_public_empty(&h->q))
-        herd__publish_slow();
+    if (h && !no_deque(h))
+        share_now(h);
 }
 
 /* A herd child of the current task, or a task of its open taskgroup; in a
@@ -257,9 +257,8 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
         if (rc)
             return rc;
     }
-    herd__hot *h = herd__tls;
-    if (h && !no_deque(h))
-        share_member_task(parent, h);
+    if (herd__omp_member_task(parent))
+        herd__omp_share_now();
     return 0;
 }
 
@@ -295,7 +294,8 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
     for (long i = 0; i < size; i += 8)
         memcpy(s->arg + sizeof(task_hdr) + i, (const char *)data + i, 8);
     herd__spawn_commit(task_entry, sizeof(task_hdr) + (size_t)size);
-    share_member_task(parent, h);
+    if (herd__omp_member_task(parent))
+        share_now(h);
     return 1;
 }
 
@@ -568,9 +568,10 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
         if_clause = false; /* reduction.c: run at once, on this thread */
     if ((flags & OMP_TASK_DEPEND) && !parent->final &&
         (herd__self() || herd__omp_mixed(parent->team))) {
-        /* Outside herd (but on a guest of a team with guests, whose tasks
-         * are pooled) and under a final task every task runs undeferred, in
-         * creation order: the dependences hold without a table. */
+        /* The dependence table: on a worker, and on a guest of a team with
+         * guests (its tasks are pooled). Elsewhere outside herd, and under a
+         * final task, every task runs undeferred, in creation order: the
+         * dependences hold without a table. */
         herd__omp_task_depend(parent, fn, data, cpyfn, arg_size, arg_align,
                               (final ? OMP_TASK_FINAL : 0) | (flags & OMP_TASK_KEEP), if_clause,
                               depend, ev);
@@ -646,9 +647,7 @@ OMP_API void GOMP_taskwait_depend(void **depend) {
     if (!herd__self()) { /* outside herd every task ran undeferred, or is pooled */
         omp_task *t = herd__omp_task();
         if (herd__omp_mixed(t->team) && !t->final) {
-            OMP_SAVE();
             herd__omp_taskwait_depend(t, depend); /* a guest's table (depend.c) */
-            OMP_RESTORE();
             return;
         }
         if (t->deps)
