@@ -150,20 +150,28 @@ extern omp_global herd__omp_g;
 
 #define WS_RING 8
 
+/* A loop as a member runs it, in normalised iterations [0, n): chunk
+ * [lo, hi) is iterations start + lo*incr .. start + hi*incr (ustart, uincr
+ * for the ull flavour, counting up or down). Every member computes its own
+ * from the construct's arguments, which are the same for all (ws.c). */
+typedef struct omp_loop {
+    long n, chunk;
+    long simd; /* guided chunks in multiples of it (schedule(simd:...)); 0: none */
+    int kind;
+    int ull, up;
+    long start, incr;
+    unsigned long long ustart, uincr;
+} omp_loop;
+
 /* One worksharing construct's shared state; a ring of WS_RING per team, so
  * members may be up to WS_RING nowait constructs apart (ws.c). */
 typedef struct omp_ws {
     _Atomic long ready_for; /* construct index it is set up for, -1: none */
-    _Atomic long free_for;  /* construct index that may set it up next */
-    _Atomic int left;       /* members done with it */
-    /* loops, in normalised iterations [0, n); read by every member at
-     * every chunk, written only when the construct is set up */
-    long n, chunk;
-    long simd; /* guided chunks in multiples of it (schedule(simd:...)); 0: none */
-    int kind;
-    int ull, up; /* loop flavour and bounds */
-    long start, incr;
-    unsigned long long ustart, uincr;
+    /* construct index k that may set it up next (its last use is over),
+     * ~k once a member has claimed it for k */
+    _Atomic long free_for;
+    _Atomic int left; /* members done with it */
+    omp_loop loop;    /* a combined construct's loop (team.c, pre_loop), which its members copy */
     _Atomic int single;
     struct omp_doacross *dx; /* doacross loops: what has posted (doacross.c) */
     void *copy;              /* copyprivate data */
@@ -317,6 +325,7 @@ typedef struct omp_task {
     long st_trip;      /* static loops: chunks taken */
     long ch_lo, ch_hi; /* the chunk it holds (ordered) */
     int ordered;
+    omp_loop loop; /* the loop it is in */
     /* a thread's initial task (herd__omp_root): the host teams league it
      * runs, 0s when none (teams.c) */
     int league_size, league_num, league_limit;
@@ -481,8 +490,13 @@ void herd__omp_guest_run(int slot, void (*body)(void *), void (*done)(void *), c
 /* ws.c */
 void herd__omp_ws_ring_init(omp_team *team);
 /* The next construct of member t: 1 when t must set it up (then call
- * herd__omp_ws_publish), 0 when it is set up. */
+ * herd__omp_ws_publish), 0 when it is set up. herd__omp_ws_begin_loop:
+ * the same for a loop without a doacross nest, whose members need none of
+ * the record's set-up (their omp_loop is their own; what they share, the
+ * next iteration and the ordered turn, is reset by the record's last use):
+ * 0 as soon as another member has claimed it, without waiting for it. */
 int herd__omp_ws_begin(omp_task *t);
+int herd__omp_ws_begin_loop(omp_task *t);
 void herd__omp_ws_publish(omp_task *t);
 void herd__omp_ws_leave(omp_task *t);
 /* Extras of a worksharing construct that its members set up after it
@@ -494,9 +508,10 @@ void herd__omp_ws_leave(omp_task *t);
 enum { OMP_EXTRA_NONE = 0, OMP_EXTRA_CLAIMED, OMP_EXTRA_READY };
 int herd__omp_ws_extra(_Atomic int *state);
 void herd__omp_ws_extra_ready(_Atomic int *state);
-/* Set up ws for a loop of n iterations (signed flavour). */
-void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end, long incr,
-                         long chunk);
+/* Set up lp for the loop start..end by incr (signed flavour) as task t
+ * runs it (its run-sched-var for schedule(runtime)). */
+void herd__omp_loop_init(omp_loop *lp, const omp_task *t, long sched, long start, long end,
+                         long incr, long chunk);
 /* Loops by iteration count (the LLVM front end, kmp/loop.c): begin the
  * member's next construct as a loop of n iterations start + i*incr (simd >
  * 1: schedule(simd:...), the chunk counted in simd widths, every chunk but

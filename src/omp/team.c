@@ -311,8 +311,10 @@ static void member_begin(omp_task *me, omp_team *team, int i) {
     }
     if (__builtin_expect(herd__omp_g.display_affinity, 0))
         herd__omp_affinity_member(team->display_all);
-    if (team->preinit)
+    if (team->preinit) {
         (void)herd__omp_ws_begin(me); /* worksharing 0 is set up: just enter it */
+        me->loop = team->ws[0].loop;  /* a combined loop's (pre_loop) */
+    }
 }
 
 /* The end of member `me`: its tasks; in a team with guests, a thread
@@ -670,7 +672,7 @@ static void pre_loop(omp_team *team, void *p) {
     probe.team = team;
     probe.icv = team->parent->icv;
     omp_ws *ws = &team->ws[0];
-    herd__omp_loop_init(ws, &probe, l->sched, l->start, l->end, l->incr, l->chunk);
+    herd__omp_loop_init(&ws->loop, &probe, l->sched, l->start, l->end, l->incr, l->chunk);
     atomic_store_explicit(&ws->free_for, -1, memory_order_relaxed);
     /* ORDER: relaxed; the members start after this (the queueing of their
      * tasks orders it). */

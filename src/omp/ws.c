@@ -3,16 +3,25 @@
  *
  * A team has a ring of WS_RING construct records. Member t's k-th
  * construct uses ws[k % WS_RING]: the first member to arrive claims it (CAS
- * of free_for from k to -1), sets it up and publishes ready_for = k; the
+ * of free_for from k to ~k), sets it up and publishes ready_for = k; the
  * others wait for that. When the last member leaves construct k, the record
  * is reset and free_for becomes k + WS_RING. A member that runs WS_RING
  * nowait constructs ahead waits for the slowest to leave.
  *
  * Loops run in normalised iterations [0, n): chunk [lo, hi) is iterations
- * start + lo*incr .. start + hi*incr. Ordered loops pass a turn from chunk to
- * chunk in iteration order: the turn is the start of the chunk allowed to
- * run its ordered region; a member hands it on (turn = its chunk's end) when
- * it takes its next chunk or ends the loop. */
+ * start + lo*incr .. start + hi*incr. Each member computes the loop (n, the
+ * schedule, the bounds: omp_loop) from its own arguments, which OpenMP
+ * requires to be the same in every member, so a member of a loop without a
+ * doacross nest waits for no set-up: once the record is free of its last
+ * use (free_for k or ~k, whose acquire load sees that use's reset of the
+ * next iteration and the ordered turn) it takes chunks. With more threads
+ * than CPUs, a member that waited for the claimer's publication yielded its
+ * CPU to whoever shared it, which could hold it for a time slice (LLVM's
+ * kmp_sch_simd_guided.c: 4 workers on 2 CPUs, members spinning in user
+ * code). Ordered loops pass a turn from chunk to chunk in iteration order:
+ * the turn is the start of the chunk allowed to run its ordered region; a
+ * member hands it on (turn = its chunk's end) when it takes its next chunk
+ * or ends the loop. */
 #include "omp/omp.h"
 
 #include <stdatomic.h>
@@ -53,7 +62,9 @@ static void solo_leave(omp_ws *ws) {
     free(ws);
 }
 
-int herd__omp_ws_begin(omp_task *t) {
+/* need_setup: wait for the claimer's publication (else only for the
+ * record to be free of its last use). */
+static int ws_enter(omp_task *t, int need_setup) {
     if (__builtin_expect(!t->team, 0))
         return solo_begin(t);
     long k = t->ws_next++;
@@ -65,15 +76,25 @@ int herd__omp_ws_begin(omp_task *t) {
          * set-up fields are visible. */
         if (atomic_load_explicit(&ws->ready_for, memory_order_acquire) == k)
             return 0;
-        long f = k;
         /* ORDER: acquire; pairs with the release store of free_for in
-         * ws_leave: the last users are done with the record. */
-        if (atomic_load_explicit(&ws->free_for, memory_order_relaxed) == k &&
-            atomic_compare_exchange_strong_explicit(&ws->free_for, &f, -1, memory_order_acquire,
-                                                    memory_order_relaxed))
+         * ws_leave (the claim's CAS continues its release sequence): the
+         * last users are done with the record and its reset is visible. */
+        long f = atomic_load_explicit(&ws->free_for, memory_order_acquire);
+        if (f == k && atomic_compare_exchange_strong_explicit(
+                          &ws->free_for, &f, ~k, memory_order_acquire, memory_order_acquire))
             return 1;
+        if (f == ~k && !need_setup)
+            return 0;
         herd__omp_relax();
     }
+}
+
+int herd__omp_ws_begin(omp_task *t) {
+    return ws_enter(t, 1);
+}
+
+int herd__omp_ws_begin_loop(omp_task *t) {
+    return ws_enter(t, 0);
 }
 
 void herd__omp_ws_publish(omp_task *t) {
@@ -98,6 +119,7 @@ void herd__omp_ws_leave(omp_task *t) {
     atomic_store_explicit(&ws->ready_for, -1, memory_order_relaxed);
     atomic_store_explicit(&ws->single, 0, memory_order_relaxed);
     atomic_store_explicit(&ws->ord_turn, 0, memory_order_relaxed);
+    atomic_store_explicit(&ws->next, 0, memory_order_relaxed);
     herd__omp_doacross_free(ws);
     ws->copy = NULL;
     ws->red = NULL;
@@ -161,13 +183,11 @@ static int resolve_kind(const omp_task *t, long sched, long *chunk) {
     return kind;
 }
 
-static void loop_common(omp_ws *ws, const omp_task *t, long sched, long n, long chunk) {
-    ws->simd = 0;
-    ws->kind = resolve_kind(t, sched, &chunk);
-    ws->chunk = chunk;
-    ws->n = n;
-    atomic_store_explicit(&ws->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&ws->ord_turn, 0, memory_order_relaxed);
+static void loop_common(omp_loop *lp, const omp_task *t, long sched, long n, long chunk) {
+    lp->simd = 0;
+    lp->kind = resolve_kind(t, sched, &chunk);
+    lp->chunk = chunk;
+    lp->n = n;
 }
 
 static long count_signed(long start, long end, long incr) {
@@ -182,34 +202,35 @@ static long count_signed(long start, long end, long incr) {
                : 0;
 }
 
-void herd__omp_loop_init(omp_ws *ws, const omp_task *t, long sched, long start, long end, long incr,
-                         long chunk) {
-    ws->ull = 0;
-    ws->start = start;
-    ws->incr = incr;
-    loop_common(ws, t, sched, count_signed(start, end, incr), chunk);
+void herd__omp_loop_init(omp_loop *lp, const omp_task *t, long sched, long start, long end,
+                         long incr, long chunk) {
+    lp->ull = 0;
+    lp->start = start;
+    lp->incr = incr;
+    loop_common(lp, t, sched, count_signed(start, end, incr), chunk);
 }
 
-static void loop_init_ull(omp_ws *ws, const omp_task *t, long sched, bool up,
+static void loop_init_ull(omp_loop *lp, const omp_task *t, long sched, bool up,
                           unsigned long long start, unsigned long long end, unsigned long long incr,
                           unsigned long long chunk) {
-    ws->ull = 1;
-    ws->up = up;
-    ws->ustart = start;
-    ws->uincr = incr;
+    lp->ull = 1;
+    lp->up = up;
+    lp->ustart = start;
+    lp->uincr = incr;
     long n;
     if (up)
         n = end > start ? (long)((end - start + incr - 1) / incr) : 0;
     else
         n = start > end ? (long)((start - end - incr - 1) / -incr) : 0;
-    loop_common(ws, t, sched, n, (long)chunk);
+    loop_common(lp, t, sched, n, (long)chunk);
 }
 
 /* The member's next chunk [lo, hi) of the loop it is in; 0 when none. */
 static int next_chunk(omp_task *t, long *lo, long *hi) {
     omp_ws *ws = t->ws;
-    long n = ws->n, c = ws->chunk, T = t->team ? t->team->nthreads : 1;
-    switch (ws->kind) {
+    const omp_loop *lp = &t->loop;
+    long n = lp->n, c = lp->chunk, T = t->team ? t->team->nthreads : 1;
+    switch (lp->kind) {
     case OMP_SCHED_STATIC:
         if (c <= 0) { /* one block per member */
             if (t->st_trip++)
@@ -244,8 +265,8 @@ static int next_chunk(omp_task *t, long *lo, long *hi) {
             long q = (n - a + T - 1) / T;
             if (q < c)
                 q = c;
-            if (__builtin_expect(ws->simd > 1, 0))
-                q = (q + ws->simd - 1) / ws->simd * ws->simd;
+            if (__builtin_expect(lp->simd > 1, 0))
+                q = (q + lp->simd - 1) / lp->simd * lp->simd;
             long b = a + q < n ? a + q : n;
             /* ORDER: relaxed, as for dynamic. */
             if (atomic_compare_exchange_weak_explicit(&ws->next, &a, b, memory_order_relaxed,
@@ -334,9 +355,8 @@ static bool next_signed(long *istart, long *iend) {
     long lo, hi;
     if (!take(t, &lo, &hi))
         return false;
-    omp_ws *ws = t->ws;
-    *istart = ws->start + lo * ws->incr;
-    *iend = ws->start + hi * ws->incr;
+    *istart = t->loop.start + lo * t->loop.incr;
+    *iend = t->loop.start + hi * t->loop.incr;
     return true;
 }
 
@@ -345,9 +365,8 @@ static bool next_ull(unsigned long long *istart, unsigned long long *iend) {
     long lo, hi;
     if (!take(t, &lo, &hi))
         return false;
-    omp_ws *ws = t->ws;
-    *istart = ws->ustart + (unsigned long long)lo * ws->uincr;
-    *iend = ws->ustart + (unsigned long long)hi * ws->uincr;
+    *istart = t->loop.ustart + (unsigned long long)lo * t->loop.uincr;
+    *iend = t->loop.ustart + (unsigned long long)hi * t->loop.uincr;
     return true;
 }
 
@@ -362,8 +381,8 @@ static void enter_loop(omp_task *t, int ordered) {
 static bool start_signed(long sched, int ordered, long start, long end, long incr, long chunk,
                          long *istart, long *iend, const omp_nest *nest) {
     omp_task *t = herd__omp_task();
-    if (herd__omp_ws_begin(t)) {
-        herd__omp_loop_init(t->ws, t, sched, start, end, incr, chunk);
+    herd__omp_loop_init(&t->loop, t, sched, start, end, incr, chunk);
+    if (nest ? herd__omp_ws_begin(t) : herd__omp_ws_begin_loop(t)) {
         if (nest)
             herd__omp_doacross_init(t->ws, nest);
         herd__omp_ws_publish(t);
@@ -376,8 +395,8 @@ static bool start_ull(long sched, int ordered, bool up, unsigned long long start
                       unsigned long long end, unsigned long long incr, unsigned long long chunk,
                       unsigned long long *istart, unsigned long long *iend, const omp_nest *nest) {
     omp_task *t = herd__omp_task();
-    if (herd__omp_ws_begin(t)) {
-        loop_init_ull(t->ws, t, sched, up, start, end, incr, chunk);
+    loop_init_ull(&t->loop, t, sched, up, start, end, incr, chunk);
+    if (nest ? herd__omp_ws_begin(t) : herd__omp_ws_begin_loop(t)) {
         if (nest)
             herd__omp_doacross_init(t->ws, nest);
         herd__omp_ws_publish(t);
@@ -529,23 +548,21 @@ OMP_API bool GOMP_loop_ull_doacross_start(unsigned n, unsigned long long *counts
 void herd__omp_loop_begin_n(long sched, int ordered, long start, long incr, long n, long chunk,
                             long simd) {
     omp_task *t = herd__omp_task();
-    if (herd__omp_ws_begin(t)) {
-        omp_ws *ws = t->ws;
-        ws->ull = 0;
-        ws->start = start;
-        ws->incr = incr;
-        loop_common(ws, t, sched, n, chunk);
-        if (simd > 1) { /* chunks of `chunk` simd widths (the last excepted) */
-            long T = t->team ? t->team->nthreads : 1;
-            if (ws->kind == OMP_SCHED_STATIC && ws->chunk <= 0) /* one block each, whole widths */
-                ws->chunk = ((n + T - 1) / T + simd - 1) / simd * simd;
-            else
-                ws->chunk *= simd;
-            ws->simd =
-                ws->kind == OMP_SCHED_GUIDED ? ws->chunk : 0; /* guided: grabs of whole chunks */
-        }
-        herd__omp_ws_publish(t);
+    omp_loop *lp = &t->loop;
+    lp->ull = 0;
+    lp->start = start;
+    lp->incr = incr;
+    loop_common(lp, t, sched, n, chunk);
+    if (simd > 1) { /* chunks of `chunk` simd widths (the last excepted) */
+        long T = t->team ? t->team->nthreads : 1;
+        if (lp->kind == OMP_SCHED_STATIC && lp->chunk <= 0) /* one block each, whole widths */
+            lp->chunk = ((n + T - 1) / T + simd - 1) / simd * simd;
+        else
+            lp->chunk *= simd;
+        lp->simd = lp->kind == OMP_SCHED_GUIDED ? lp->chunk : 0; /* guided: whole chunks */
     }
+    if (herd__omp_ws_begin_loop(t))
+        herd__omp_ws_publish(t);
     enter_loop(t, ordered);
 }
 

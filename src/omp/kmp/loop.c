@@ -249,14 +249,14 @@ static int dispatch_next(kmp_int32 *last, int64_t *lb, int64_t *ub, int64_t *st)
         herd__omp_loop_leave(t);
         return 0;
     }
-    const omp_ws *ws = t->ws;
-    uint64_t start = (uint64_t)ws->start, incr = (uint64_t)ws->incr;
+    const omp_loop *lp = &t->loop;
+    uint64_t start = (uint64_t)lp->start, incr = (uint64_t)lp->incr;
     *lb = (int64_t)(start + (uint64_t)lo * incr);
     *ub = (int64_t)(start + (uint64_t)(hi - 1) * incr);
     if (st)
         *st = (int64_t)incr;
     if (last)
-        *last = hi == ws->n;
+        *last = hi == lp->n;
     return 1;
 }
 
