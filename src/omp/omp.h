@@ -243,11 +243,15 @@ typedef struct omp_team {
      * 128 bytes, then 2 x 16 slots (core/sync.c) */
     _Alignas(64) unsigned char bar_mem[384];
     /* Teams with guests (nworker < nthreads): their barrier and end, under
-     * mix_lock (team.c, "Mixed teams") */
+     * mix_lock (team.c, "Mixed teams"); mix_bar: the team meets at that
+     * barrier (it has guests, or herd has more workers than CPUs) */
+    int mix_bar;
     pthread_mutex_t mix_lock;
     int mix_arrived;
-    omp_waiter *mix_waiting;    /* herd tasks waiting at the barrier */
-    _Atomic uint32_t mix_phase; /* barrier phase (threads wait in herd__omp_pool_wait) */
+    omp_waiter *mix_waiting;       /* herd tasks waiting at the barrier */
+    omp_waiter *mix_primary;       /* member 0 waiting for the others (a herd task) */
+    _Atomic uint32_t mix_phase;    /* barrier phase (threads wait in herd__omp_pool_wait) */
+    _Atomic uint32_t mix_gathered; /* phase + 1: every member has arrived at it */
     int guests_left;
     omp_waiter *end_waiter;
     /* ... and their pool (pool.c): the explicit tasks of the team that a

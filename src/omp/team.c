@@ -15,15 +15,16 @@
  * its children), and the encountering task waits for the members' group and
  * for the guests.
  *
- * Mixed teams (some members guests): the team barrier is a count under the
- * team's mix_lock (a mutex: with more threads than CPUs a preempted holder
- * of a spin lock stalled every other arrival); the last arrival moves the
- * phase and releases the waiters. A waiter that is a herd task spins a
- * little (herd__spin_wait) and then suspends (herd__block: its worker runs
- * other tasks; tied mode homes it, so the releaser may be any thread); a
- * thread spins a little and then sleeps on the phase word. The end of the
- * region waits for the guests the same way (the last guest releases the
- * encountering task). */
+ * Mixed teams (some members guests), and every team while herd has more
+ * workers than CPUs: the team barrier is a count under the team's mix_lock
+ * (a mutex: with more threads than CPUs a preempted holder of a spin lock
+ * stalled every other arrival); the primary (member 0) opens it, moving the
+ * phase and releasing the waiters, once the last arrival has told it. A
+ * waiter that is a herd task spins a little (herd__spin_wait) and then
+ * suspends (herd__block: its worker runs other tasks; tied mode homes it,
+ * so the releaser may be any thread); a thread spins a little and then
+ * sleeps on the phase word. The end of the region waits for the guests the
+ * same way (the last guest releases the encountering task). */
 #include "omp/omp.h"
 
 #include <limits.h>
@@ -247,25 +248,17 @@ static void mix_sleep(omp_team *team, uint32_t p) {
     herd__omp_pool_wait(team, phase_moved, &a);
 }
 
-/* The barrier of a team with guests: a count under the lock; herd tasks
- * wait in a list (each released by a ready), threads on the phase word. */
-static void mix_barrier(omp_team *team) {
-    pthread_mutex_lock(&team->mix_lock);
-    /* ORDER: relaxed; written under the lock only. */
-    uint32_t p = atomic_load_explicit(&team->mix_phase, memory_order_relaxed);
-    if (++team->mix_arrived < team->nthreads) {
-        if (herd__self()) {
-            omp_waiter w = {team->mix_waiting, NULL, 0};
-            team->mix_waiting = &w;
-            mix_wait(team, &w);
-        } else {
-            pthread_mutex_unlock(&team->mix_lock);
-            mix_sleep(team, p);
-        }
-        return;
-    }
-    /* Last arrival: reopen the barrier, move the phase, release the tasks;
-     * a released member that arrives again waits for the lock. */
+static int gathered(void *p) {
+    phase_arg *a = p;
+    /* ORDER: acquire; pairs with the last arrival's release store (the
+     * lock the primary takes next orders the rest). */
+    return atomic_load_explicit(&a->team->mix_gathered, memory_order_acquire) == a->p + 1;
+}
+
+/* Open phase p's barrier again and let everyone go. Context: the team's
+ * mix_lock held by the primary, every member arrived; returns with it
+ * released. */
+static void mix_open(omp_team *team, uint32_t p) {
     team->mix_arrived = 0;
     /* ORDER: release for the threads' acquire loads (the writes of every
      * arrival, ordered before by the lock, become visible); the wake-up
@@ -280,6 +273,69 @@ static void mix_barrier(omp_team *team) {
     }
     pthread_mutex_unlock(&team->mix_lock);
     herd__omp_pool_wake(); /* the threads waiting in mix_sleep */
+}
+
+/* Wait at phase p until the primary opens the barrier. Context: the lock
+ * held; returns with it released. */
+static void mix_await_open(omp_team *team, uint32_t p) {
+    if (herd__self()) {
+        omp_waiter w = {team->mix_waiting, NULL, 0};
+        team->mix_waiting = &w;
+        mix_wait(team, &w);
+    } else {
+        pthread_mutex_unlock(&team->mix_lock);
+        mix_sleep(team, p);
+    }
+}
+
+/* The barrier of a team with guests (or of a team on more workers than
+ * CPUs: team->mix_bar): a count under the lock; herd tasks wait in a list
+ * (each released by a ready), threads on the phase word. The primary
+ * (member 0) opens it, as a tree barrier's root does: the last arrival, if
+ * another member, only hands it the news (mix_gathered, and a release of
+ * the primary's waiter or a wake-up of the pool's sleepers). Such a team
+ * has more threads than CPUs, and the members it releases may share the
+ * primary's CPU: opened by the primary, the barrier lets them go while the
+ * primary runs on, so it is not left behind a member that spins in user
+ * code until the primary's next step. In LLVM's kmp_sch_simd_guided.c the
+ * members wait for member 0 in a loop without a scheduling point (up to a
+ * million polls, then usleep): a released member took the primary's CPU
+ * for that whole spin, 0.6 ms a loop; a team of 4 with 2 guests on 2 CPUs
+ * took 16-20 s, 3.1-3.3 s opened by the primary (libomp 3.3 s); 4 workers
+ * on 2 CPUs on herd's own barrier took 70-440 s with the other fixes of
+ * that round (ws.c's loop entry, core's idle yield), 3.7 s on this one. */
+static void mix_barrier(omp_team *team, int primary) {
+    pthread_mutex_lock(&team->mix_lock);
+    /* ORDER: relaxed; written under the lock only. */
+    uint32_t p = atomic_load_explicit(&team->mix_phase, memory_order_relaxed);
+    int last = ++team->mix_arrived == team->nthreads;
+    if (primary) {
+        if (!last) {
+            phase_arg a = {team, p};
+            if (herd__self()) {
+                omp_waiter w = {NULL, NULL, 0};
+                team->mix_primary = &w;
+                mix_wait(team, &w);
+            } else {
+                pthread_mutex_unlock(&team->mix_lock);
+                herd__omp_pool_wait(team, gathered, &a);
+            }
+            pthread_mutex_lock(&team->mix_lock);
+        }
+        mix_open(team, p);
+        return;
+    }
+    if (last) {
+        /* ORDER: release; pairs with the acquire load in gathered(). */
+        atomic_store_explicit(&team->mix_gathered, p + 1, memory_order_release);
+        omp_waiter *pw = team->mix_primary;
+        team->mix_primary = NULL;
+        if (pw)
+            mix_release(pw); /* a herd task */
+        else
+            herd__omp_pool_wake(); /* a thread, in herd__omp_pool_wait */
+    }
+    mix_await_open(team, p);
 }
 
 /* ---------------------------------------------------------------- members */
@@ -519,12 +575,17 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
     herd__omp_ws_ring_init(team);
     if (pre)
         pre(team, pre_arg);
-    if (nworker == n && n > 1 &&
+    /* More workers than CPUs: the members' barrier is the mixed one too,
+     * opened by the primary (mix_barrier). */
+    const herd__rt *rt = herd__rt_started();
+    team->mix_bar = nworker < n || (n > 1 && rt && herd__rt_oversubscribed(rt));
+    if (!team->mix_bar && n > 1 &&
         herd__barrier_init_at(&team->bar, n, team->bar_mem, sizeof team->bar_mem) != 0 &&
         herd_barrier_init(&team->bar, n) != 0)
         herd__omp_fatal("out of memory for a team barrier");
-    if (nworker < n) {
+    if (team->mix_bar)
         pthread_mutex_init(&team->mix_lock, NULL);
+    if (nworker < n) {
         herd__omp_pool_init(team);
         /* ORDER: relaxed; the members, which test it, start after this (a
          * box's, a fork's or a guest's release). */
@@ -554,8 +615,9 @@ static void region_end(region *r) {
         herd__omp_pool_fini(team);
         /* ORDER: relaxed; every task of the team has ended. */
         atomic_fetch_sub_explicit(&herd__omp_g.mixed_live, 1, memory_order_relaxed);
-        pthread_mutex_destroy(&team->mix_lock);
     }
+    if (team->mix_bar)
+        pthread_mutex_destroy(&team->mix_lock);
     herd__wait_leave(&c);
     if (r->outer) {
         herd__serve_all(herd__rt_started());
@@ -740,12 +802,12 @@ OMP_API void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsign
 
 /* The team's barrier proper: herd's when every member is a herd task, the
  * mixed one otherwise. */
-static void team_barrier(omp_team *team) {
+static void team_barrier(omp_team *team, int primary) {
     if (team && team->nthreads > 1) {
-        if (team->nworker == team->nthreads)
+        if (!team->mix_bar)
             herd_barrier_wait(&team->bar);
         else
-            mix_barrier(team);
+            mix_barrier(team, primary);
     }
 }
 
@@ -771,7 +833,7 @@ OMP_API void GOMP_barrier(void) {
     if (__builtin_expect(herd__omp_g.cancellation, 0))
         (void)herd__omp_cancel_barrier(t); /* one a cancel ends (cancel.c) */
     else
-        team_barrier(t->team);
+        team_barrier(t->team, t->thread_num == 0);
     herd__wait_leave(&c);
     OMP_RESTORE();
 }
@@ -784,7 +846,7 @@ OMP_API bool GOMP_barrier_cancel(void) {
     if (herd__omp_g.cancellation)
         cancelled = herd__omp_cancel_barrier(t);
     else
-        team_barrier(t->team);
+        team_barrier(t->team, t->thread_num == 0);
     OMP_RESTORE();
     return cancelled;
 }

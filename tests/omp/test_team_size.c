@@ -120,10 +120,17 @@ static void test_nested(int outer, int inner) {
     int seen[MAXT] = {0};
     static _Atomic int flags[MAXT][MAXT];
     static _Atomic int arrived;
+    /* arrivals per inner team and barrier phase: a barrier of an inner
+     * team opened by its primary, a guest thread or a herd task */
+    enum { PHASES = 20 };
+    static _Atomic int phase_in[MAXT][PHASES];
     atomic_store(&arrived, 0);
-    for (int i = 0; i < MAXT; i++)
+    for (int i = 0; i < MAXT; i++) {
         for (int j = 0; j < MAXT; j++)
             atomic_store(&flags[i][j], 0);
+        for (int p = 0; p < PHASES; p++)
+            atomic_store(&phase_in[i][p], 0);
+    }
     int total = 0;
 #pragma omp parallel num_threads(outer) reduction(+ : total)
     {
@@ -140,6 +147,12 @@ static void test_nested(int outer, int inner) {
             CHECK_EQ(omp_get_ancestor_thread_num(1), o);
             CHECK_EQ(omp_get_team_size(1), no);
             ring(flags[o], i, ni);
+            for (int p = 0; p < PHASES; p++) {
+                atomic_fetch_add_explicit(&phase_in[o][p], 1, memory_order_relaxed);
+#pragma omp barrier
+                /* every member of this team arrived before any left */
+                CHECK_EQ(atomic_load_explicit(&phase_in[o][p], memory_order_relaxed), ni);
+            }
             atomic_fetch_add_explicit(&arrived, 1, memory_order_relaxed);
             /* (With a thread limit the inner teams differ in size.) */
             while (!getenv("OMP_THREAD_LIMIT") &&
