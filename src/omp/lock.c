@@ -185,10 +185,14 @@ void herd__omp_word_unlock(_Atomic uint32_t *w) {
 
 /* ------------------------------------------------------ the omp_* locks */
 
+/* owner: the owning task's record. Read without the lock by every task
+ * that sets or tests it (relaxed: a task finds itself there only if it
+ * stored itself there, and its own later store of NULL is what it reads
+ * after; another task's value is never its own), written by the holder. */
 typedef struct nest_lock {
     _Atomic uint32_t word;
     int count;
-    void *owner; /* the owning task's record */
+    _Atomic(void *) owner;
 } nest_lock;
 _Static_assert(sizeof(nest_lock) == 16, "omp_nest_lock_t is 16 bytes in GCC's omp.h");
 
@@ -218,7 +222,7 @@ OMP_API void omp_init_nest_lock_30(void *p) {
     nest_lock *l = p;
     atomic_init(&l->word, 0);
     l->count = 0;
-    l->owner = NULL;
+    atomic_init(&l->owner, NULL);
 }
 OMP_API void omp_init_nest_lock_with_hint(void *l, int hint) {
     (void)hint;
@@ -231,19 +235,20 @@ OMP_API void omp_destroy_nest_lock_30(void *l) {
 OMP_API void omp_set_nest_lock_30(void *p) {
     nest_lock *l = p;
     omp_task *me = herd__omp_task();
-    if (l->owner == me) { /* only the owner can see itself here */
+    /* ORDER: relaxed (the struct's comment) */
+    if (atomic_load_explicit(&l->owner, memory_order_relaxed) == me) {
         l->count++;
         return;
     }
     word_lock_at(&l->word, HERD__WAIT_OMP_LOCK, __builtin_return_address(0));
-    l->owner = me;
+    atomic_store_explicit(&l->owner, me, memory_order_relaxed); /* ORDER: as above */
     l->count = 1;
 }
 
 OMP_API void omp_unset_nest_lock_30(void *p) {
     nest_lock *l = p;
     if (--l->count == 0) {
-        l->owner = NULL;
+        atomic_store_explicit(&l->owner, NULL, memory_order_relaxed); /* ORDER: as above */
         herd__omp_word_unlock(&l->word);
     }
 }
@@ -251,11 +256,12 @@ OMP_API void omp_unset_nest_lock_30(void *p) {
 OMP_API int omp_test_nest_lock_30(void *p) {
     nest_lock *l = p;
     omp_task *me = herd__omp_task();
-    if (l->owner == me)
+    /* ORDER: relaxed, as in omp_set_nest_lock */
+    if (atomic_load_explicit(&l->owner, memory_order_relaxed) == me)
         return ++l->count;
     if (!herd__omp_word_trylock(&l->word))
         return 0;
-    l->owner = me;
+    atomic_store_explicit(&l->owner, me, memory_order_relaxed); /* ORDER: as above */
     l->count = 1;
     return 1;
 }
