@@ -90,7 +90,7 @@ static alloc_rec predefined = {1, 0, 0, ATV_DEFAULT_MEM_FB, 0, 0};
  * OMP_ALLOCATOR's), so a region's members and tasks inherit what their
  * encountering task set. */
 static uintptr_t def_allocator(void) {
-    uintptr_t h = herd__omp_task()->icv.def_alloc;
+    uintptr_t h = herd__omp_task()->icv->def_alloc;
     return h ? h : (uintptr_t)herd__omp_g.def_allocator;
 }
 
@@ -398,7 +398,7 @@ OMP_API void omp_destroy_allocator(uintptr_t allocator) {
 }
 
 OMP_API void omp_set_default_allocator(uintptr_t allocator) {
-    herd__omp_task()->icv.def_alloc = allocator;
+    herd__omp_icv_change(herd__omp_task())->def_alloc = allocator;
 }
 
 OMP_API uintptr_t omp_get_default_allocator(void) {

@@ -23,7 +23,7 @@ OMP_API int omp_get_num_threads(void) {
 }
 /* nthreads-var: the size of the next team (OMP_THREAD_LIMIT and dyn-var may give fewer). */
 OMP_API int omp_get_max_threads(void) {
-    return herd__omp_task()->icv.nthreads;
+    return herd__omp_task()->icv->nthreads;
 }
 OMP_API int omp_get_num_procs(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -34,26 +34,26 @@ OMP_API int omp_in_parallel(void) {
     return t && t->active_level > 0;
 }
 OMP_API void omp_set_num_threads(int n) {
-    herd__omp_task()->icv.nthreads = n > 0 ? n : 1;
+    herd__omp_icv_change(herd__omp_task())->nthreads = n > 0 ? n : 1;
 }
 OMP_API void omp_set_dynamic(int d) {
-    herd__omp_task()->icv.dynamic = d != 0;
+    herd__omp_icv_change(herd__omp_task())->dynamic = d != 0;
 }
 OMP_API int omp_get_dynamic(void) {
-    return herd__omp_task()->icv.dynamic;
+    return herd__omp_task()->icv->dynamic;
 }
 OMP_API void omp_set_nested(int n) {
-    herd__omp_task()->icv.max_active = n ? 64 : 1;
+    herd__omp_icv_change(herd__omp_task())->max_active = n ? 64 : 1;
 }
 OMP_API int omp_get_nested(void) {
-    return herd__omp_task()->icv.max_active > 1;
+    return herd__omp_task()->icv->max_active > 1;
 }
 OMP_API void omp_set_max_active_levels(int n) {
     if (n >= 0)
-        herd__omp_task()->icv.max_active = n;
+        herd__omp_icv_change(herd__omp_task())->max_active = n;
 }
 OMP_API int omp_get_max_active_levels(void) {
-    return herd__omp_task()->icv.max_active;
+    return herd__omp_task()->icv->max_active;
 }
 OMP_API int omp_get_supported_active_levels(void) {
     return 64;
@@ -86,12 +86,12 @@ OMP_API int omp_get_team_size(int level) {
     return team ? team->nthreads : -1;
 }
 OMP_API void omp_set_schedule(int kind, int chunk) {
-    omp_icv *i = &herd__omp_task()->icv;
+    omp_icv *i = herd__omp_icv_change(herd__omp_task());
     i->run_sched = kind;
     i->run_chunk = chunk;
 }
 static void get_schedule(int llvm, int *kind, int *chunk) {
-    const omp_icv *i = &herd__omp_task()->icv;
+    const omp_icv *i = herd__omp_task()->icv;
     long c;
     *kind = herd__omp_run_sched(i->run_sched, i->run_chunk, llvm, &c);
     *chunk = (int)c;
@@ -111,7 +111,7 @@ OMP_API int omp_get_cancellation(void) {
     return herd__omp_g.cancellation;
 }
 OMP_API int omp_get_proc_bind(void) {
-    return herd__omp_task()->icv.bind;
+    return herd__omp_task()->icv->bind;
 }
 /* The places routines are in places.c. */
 OMP_API int omp_get_num_devices(void) {

@@ -60,9 +60,10 @@ struct dep_node {
     _Atomic int refs;         /* table entries + 1 until complete */
     omp_deps *deps;           /* the creator's table */
     omp_task *parent;
-    uintptr_t *red;    /* the creator's task reductions when it created it */
-    omp_taskgroup *tg; /* the taskgroup it belongs to (omp_task.tg_cur) */
-    omp_event *ev;     /* detach: completes once its event is fulfilled too */
+    uintptr_t *red;     /* the creator's task reductions when it created it */
+    const omp_icv *icv; /* the ICVs it starts from (herd__omp_icv_lend), NULL: its creator's */
+    omp_taskgroup *tg;  /* the taskgroup it belongs to (omp_task.tg_cur) */
+    omp_event *ev;      /* detach: completes once its event is fulfilled too */
     void (*fn)(void *);
     void *data; /* heap block (deferred tasks) */
     int final;
@@ -265,7 +266,7 @@ static void task_body(void *p) {
     /* Discarded when its taskgroup was cancelled before it started, as
      * task.c's; it still completes, which releases its successors. */
     if (!n->tg || n->ev || n->keep || !herd__omp_tg_cancelled(n->tg))
-        herd__omp_run_task(&me, n->parent, n->red, n->tg, n->final, n->fn, n->data);
+        herd__omp_run_task(&me, n->parent, n->red, n->tg, n->icv, n->final, n->fn, n->data);
     if (n->ev)
         herd__omp_event_wait(n->ev);
     free(n->data);
@@ -469,6 +470,7 @@ void herd__omp_task_depend(omp_task *parent, void (*fn)(void *), void *data,
     n->waiter = !deferred;
     if (deferred) {
         n->data = herd__omp_task_data(data, cpyfn, size, align);
+        n->icv = herd__omp_icv_lend(parent);
     }
     link_preds(d, &l, n);
     record(d, &l, n);

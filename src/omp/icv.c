@@ -494,6 +494,70 @@ void herd__omp_init(void) {
     icv_read = herd__omp_g.icv;
 }
 
+/* A task's ICVs. The data environment ICVs of a task are its creator's
+ * when the task construct was met (libgomp and libomp copy them then),
+ * but a deferred task's record is made when it starts, on whatever thread.
+ * So a task reads its ICVs through a pointer (omp_task.icv) to a block
+ * that no one writes while a task may read it: icv_src, the block it
+ * started from (its creator's snapshot, its creator's icv_src, or, for an
+ * implicit or initial task, its icv_base), until it changes them
+ * (herd__omp_icv_change: a copy in its icv_own, which only it reads and
+ * writes). A task that has not changed its ICVs (icv_snaps NULL, the
+ * commonest) lends its icv_src: the tasks it creates carry nothing for
+ * them and point at parent->icv_src when they start (task.c), which never
+ * changes while they can start (a task ends after the tasks it created);
+ * no task copies the block. Once it has changed them, each task it
+ * creates carries a pointer to a snapshot of its ICVs as they are then
+ * (herd__omp_icv_snapshot: a new one after each change, kept until the
+ * task's end). A task run at once on its creator's stack points at its
+ * creator's current ICVs: the creator does not run, so cannot change
+ * them, until it returns. Before, each task copied its creator's live
+ * ICVs when it started: a creator's omp_set_* after the creation reached
+ * the task, and raced with the copy when the task started on another
+ * thread. */
+omp_icv_snap herd__omp_icv_end_mark;
+
+void herd__omp_icv_root(omp_task *t) {
+    t->icv = t->icv_src = &t->icv_base;
+    t->icv_snaps = NULL;
+}
+
+omp_icv *herd__omp_icv_change(omp_task *t) {
+    if (t->icv != &t->icv_own) {
+        t->icv_own = *t->icv;
+        t->icv = &t->icv_own;
+    }
+    if (!t->icv_snaps)
+        t->icv_snaps = &herd__omp_icv_end_mark;
+    t->icv_stale = 1;
+    return &t->icv_own;
+}
+
+const omp_icv *herd__omp_icv_snapshot(omp_task *t) {
+    if (t->icv_stale) {
+        omp_icv_snap *s = malloc(sizeof *s);
+        if (!s)
+            herd__omp_fatal("out of memory for a task's ICVs");
+        s->icv = *t->icv;
+        s->next = t->icv_snaps;
+        t->icv_snaps = s;
+        t->icv_stale = 0;
+    }
+    return &t->icv_snaps->icv; /* stale whenever the list was empty */
+}
+
+void herd__omp_icv_end(omp_task *t) {
+    omp_icv_snap *s = t->icv_snaps;
+    if (!s)
+        return;
+    while (s != &herd__omp_icv_end_mark) {
+        omp_icv_snap *next = s->next;
+        free(s);
+        s = next;
+    }
+    t->icv_snaps = NULL;
+}
+
 void herd__omp_initial_icv(omp_icv *icv) {
     pthread_mutex_lock(&env_lock);
     roots++;
@@ -515,7 +579,7 @@ void herd__omp_env_again(void) {
     pthread_mutex_lock(&env_lock);
     omp_task *t = herd__omp_cur;
     int untouched = !herd__rt_started() && roots == (t != NULL) &&
-                    (!t || (!t->team && !memcmp(&t->icv, &icv_read, sizeof icv_read)));
+                    (!t || (!t->team && !memcmp(t->icv, &icv_read, sizeof icv_read)));
     char *now = untouched ? env_digest() : NULL;
     if (now && strcmp(now, env_read)) {
         env_unset(&herd__omp_g);
@@ -524,8 +588,11 @@ void herd__omp_env_again(void) {
         free(env_read);
         env_read = now;
         icv_read = herd__omp_g.icv;
-        if (t)
-            t->icv = herd__omp_g.icv;
+        if (t) {
+            herd__omp_icv_end(t);
+            t->icv_base = herd__omp_g.icv;
+            herd__omp_icv_root(t);
+        }
     } else {
         free(now);
     }

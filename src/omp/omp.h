@@ -94,6 +94,14 @@ typedef struct omp_icv {
     uintptr_t def_alloc; /* def-allocator-var (alloc.c); 0: OMP_ALLOCATOR's */
 } omp_icv;
 
+/* A snapshot of a task's ICVs that the tasks it creates start from
+ * (icv.c, "A task's ICVs"): written once, before any task can see it;
+ * freed at the end of the task that made it, after its tasks. */
+typedef struct omp_icv_snap {
+    omp_icv icv;
+    struct omp_icv_snap *next; /* the task's older one */
+} omp_icv_snap;
+
 /* omp_proc_bind_t's values (bind-var, the proc_bind clause) */
 enum { OMP_BIND_FALSE, OMP_BIND_TRUE, OMP_BIND_PRIMARY, OMP_BIND_CLOSE, OMP_BIND_SPREAD };
 /* A parallel's flags, herd's own bit beside GCC's proc_bind (the low 3):
@@ -302,7 +310,17 @@ typedef struct omp_task {
     int thread_num;
     int final;
     int frame_mode; /* OMP_FRAME_* */
-    omp_icv icv;
+    /* Its ICVs (icv.c, "A task's ICVs"): icv_src, the block it started
+     * from, which no one writes while it lives and which the tasks it
+     * creates start from unless it has changed its own by then; after its
+     * first change (omp_set_*), its icv_own. icv_snaps NULL: unchanged;
+     * else the snapshots the tasks it created since start from, newest
+     * first, ending at herd__omp_icv_end_mark, and icv_stale: changed since
+     * the newest. */
+    const omp_icv *icv;
+    const omp_icv *icv_src;
+    omp_icv_snap *icv_snaps;
+    int icv_stale;
     omp_deps *deps;    /* dependences of the tasks it created, NULL: none yet */
     omp_taskgroup *tg; /* innermost open taskgroup, NULL: none */
     /* cancel-var true only, NULL otherwise: the taskgroup the task belongs
@@ -333,6 +351,8 @@ typedef struct omp_task {
     /* a thread's initial task (herd__omp_root): the host teams league it
      * runs, 0s when none (teams.c) */
     int league_size, league_num, league_limit;
+    omp_icv icv_own;  /* its ICVs once changed */
+    omp_icv icv_base; /* implicit and initial tasks: the ICVs they start with */
 } omp_task;
 
 extern __thread omp_task *herd__omp_cur __attribute__((tls_model("initial-exec")));
@@ -355,6 +375,19 @@ int herd__omp_affinity_team(const omp_team *team);
 omp_task *herd__omp_root(omp_task *t);
 /* icv.c */
 void herd__omp_init(void);
+/* A task's ICVs (icv.c, "A task's ICVs"). herd__omp_icv_root: an implicit
+ * or initial task starts from its icv_base, once set. herd__omp_icv_change:
+ * t's ICVs for a change (omp_set_*). herd__omp_icv_lend: those a task t
+ * creates now starts from (NULL: t's icv_src, the commonest: no copy).
+ * herd__omp_icv_end: at t's end, after every task it created. */
+extern omp_icv_snap herd__omp_icv_end_mark;
+void herd__omp_icv_root(omp_task *t);
+omp_icv *herd__omp_icv_change(omp_task *t);
+const omp_icv *herd__omp_icv_snapshot(omp_task *t);
+static inline const omp_icv *herd__omp_icv_lend(omp_task *t) {
+    return __builtin_expect(t->icv_snaps == NULL, 1) ? NULL : herd__omp_icv_snapshot(t);
+}
+void herd__omp_icv_end(omp_task *t);
 /* A thread's first task record takes its ICVs from the environment's */
 void herd__omp_initial_icv(omp_icv *icv);
 /* The LLVM front end's first call: the environment read again if the
@@ -534,9 +567,10 @@ int herd__omp_word_trylock(_Atomic uint32_t *w);
 void herd__omp_word_unlock(_Atomic uint32_t *w);
 /* task.c: run fn(data) as task `me` (a record on the caller's stack) on
  * this stack, then wait for its tasks; red: the task reductions its creator
- * saw when it created it. */
+ * saw when it created it; icv: the ICVs it starts from (herd__omp_icv_lend
+ * at its creation: NULL, its creator's icv_src). */
 void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, omp_taskgroup *tg,
-                        int final, void (*fn)(void *), void *data);
+                        const omp_icv *icv, int final, void (*fn)(void *), void *data);
 /* reduction.c: the task reductions t sees now (the innermost registration,
  * chained to the enclosing ones), NULL: none. Its own taskgroups' first,
  * then what its creator saw when it created it: kept in its record when

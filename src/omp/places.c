@@ -292,12 +292,12 @@ OMP_API int omp_get_place_num(void) {
 /* The current task's place partition (bind.c). */
 OMP_API int omp_get_partition_num_places(void) {
     places_now();
-    const omp_icv *icv = &herd__omp_task()->icv;
+    const omp_icv *icv = herd__omp_task()->icv;
     return icv->part_len ? icv->part_len : nplaces;
 }
 OMP_API void omp_get_partition_place_nums(int *p) {
     places_now();
-    const omp_icv *icv = &herd__omp_task()->icv;
+    const omp_icv *icv = herd__omp_task()->icv;
     int n = icv->part_len ? icv->part_len : nplaces;
     for (int i = 0; i < n; i++)
         p[i] = icv->part_lo + i;

@@ -71,7 +71,8 @@ static void initial_entry(void *p) {
     omp_task *prev = herd__omp_cur;
     omp_task me;
     memset(&me, 0, sizeof me);
-    me.icv = herd__omp_g.icv;       /* the device's initial ICVs */
+    me.icv_base = herd__omp_g.icv; /* the device's initial ICVs */
+    herd__omp_icv_root(&me);
     me.frame_mode = OMP_FRAME_HERD; /* herd__call_task opened its frame */
     me.league_limit = a.limit;
     me.ch_lo = me.ch_hi = -1;
@@ -80,6 +81,7 @@ static void initial_entry(void *p) {
     if (herd__self())
         herd__omp_wait_tasks(&me); /* the region's end: its tasks */
     herd__omp_deps_free(&me);
+    herd__omp_icv_end(&me);
     herd__omp_cur = prev;
 }
 

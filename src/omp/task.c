@@ -35,6 +35,7 @@ _Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
 #define HDR_TG 16u      /* then the taskgroup it belongs to (omp_task.tg_cur) */
 #define HDR_KEEP 32u    /* run its body even when discarded (OMP_TASK_KEEP) */
 #define HDR_COUNTED 64u /* counted in its creator's team's `queued` (throttled) */
+#define HDR_ICV 128u    /* then the ICVs it starts from (herd__omp_icv_lend) */
 
 /* A task run outside herd: a guest runs its team's pooled tasks (pool.c)
  * as its member, whose number its current task has. */
@@ -56,10 +57,8 @@ static inline int thread_num_of(const omp_task *parent) {
 
 /* A new task record: child of parent, thread number thread_num, its herd
  * children counted as frame_mode says (OMP_FRAME_*), in taskgroup tg_cur
- * (omp_task.tg_cur, which the creator changes as it runs). Known gap: the
- * ICVs are copied when the task starts, not when it was created, so a
- * creator's omp_set_* after the creation and before the start reaches the
- * task (and races with its copy when it starts on another thread). */
+ * (omp_task.tg_cur, which the creator changes as it runs). Its ICVs are
+ * its caller's to set (icv.c, "A task's ICVs"). */
 static inline __attribute__((always_inline)) void task_init(omp_task *me, omp_task *parent,
                                                             int thread_num, int final,
                                                             int frame_mode, omp_taskgroup *tg_cur) {
@@ -78,7 +77,30 @@ static inline __attribute__((always_inline)) void task_init(omp_task *me, omp_ta
      * thread_num and final missed store forwarding (a quarter of
      * GOMP_task's time, perf, fib(30)). */
     *(volatile int *)&me->final = final;
+}
+
+/* The ICVs of a deferred task: the block its creator lent it (icv: a
+ * snapshot; NULL: the creator's icv_src), which no one writes while the
+ * task may start. */
+static inline __attribute__((always_inline)) void icv_deferred(omp_task *me, const omp_task *parent,
+                                                               const omp_icv *icv) {
+    const omp_icv *src = icv ? icv : parent->icv_src;
+    me->icv = me->icv_src = src;
+    me->icv_snaps = NULL;
+}
+
+/* The ICVs of a task run at once: its creator's now, which its creator
+ * cannot change before it returns. A creator that changed its own: the
+ * tasks this one creates need snapshots of them (as if it had changed
+ * them itself). */
+static inline __attribute__((always_inline)) void icv_here(omp_task *me, const omp_task *parent) {
     me->icv = parent->icv;
+    me->icv_src = parent->icv_src;
+    me->icv_snaps = NULL;
+    if (__builtin_expect(parent->icv_snaps != NULL, 0)) {
+        me->icv_snaps = &herd__omp_icv_end_mark;
+        me->icv_stale = 1;
+    }
 }
 
 /* The end of a task that has something to wait for or free: its herd
@@ -97,6 +119,7 @@ static __attribute__((noinline)) void task_end(omp_task *me) {
     }
     if (me->deps)
         herd__omp_deps_free(me);
+    herd__omp_icv_end(me);
 }
 
 /* Run fn(data) as task `me`, a deferred task that herd runs in a frame of
@@ -104,11 +127,12 @@ static __attribute__((noinline)) void task_end(omp_task *me) {
  * caller's stack; `me` completes after its tasks. */
 static inline __attribute__((always_inline)) void run_as(omp_task *me, omp_task *parent,
                                                          uintptr_t *red, omp_taskgroup *tg,
-                                                         int final, void (*fn)(void *),
-                                                         void *data) {
+                                                         const omp_icv *icv, int final,
+                                                         void (*fn)(void *), void *data) {
     /* Not the creator's tg_cur: the creator may be changing it now (a
      * taskgroup's end; TSan saw it with a guest running the task). */
     task_init(me, parent, thread_num_of(parent), final, OMP_FRAME_HERD, tg);
+    icv_deferred(me, parent, icv);
     me->gkids = 0; /* a lazy task's is set when it stops being lazy (pool.c) */
     me->red = red;
     omp_task *prev = herd__omp_cur;
@@ -119,8 +143,8 @@ static inline __attribute__((always_inline)) void run_as(omp_task *me, omp_task 
 }
 
 void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, omp_taskgroup *tg,
-                        int final, void (*fn)(void *), void *data) {
-    run_as(me, parent, red, tg, final, fn, data);
+                        const omp_icv *icv, int final, void (*fn)(void *), void *data) {
+    run_as(me, parent, red, tg, icv, final, fn, data);
 }
 
 static void task_entry(void *p) {
@@ -144,6 +168,11 @@ static void task_entry(void *p) {
         memcpy(&tg, src, sizeof tg);
         src += sizeof tg;
     }
+    const omp_icv *icv = NULL;
+    if (h.flags & HDR_ICV) {
+        memcpy(&icv, src, sizeof icv);
+        src += sizeof icv;
+    }
     /* Discarded: its taskgroup was cancelled before it started (cancel.c).
      * A detached one runs all the same: it completes with its event, which
      * its own body may be the one to fulfil. */
@@ -153,16 +182,16 @@ static void task_entry(void *p) {
         void *block;
         memcpy(&block, src, sizeof block);
         if (run)
-            run_as(&me, h.parent, red, tg, h.flags & HDR_FINAL, h.fn, block);
+            run_as(&me, h.parent, red, tg, icv, h.flags & HDR_FINAL, h.fn, block);
         free(block);
     } else if (run && ((uintptr_t)src & (h.align - 1)) == 0) {
-        run_as(&me, h.parent, red, tg, h.flags & HDR_FINAL, h.fn, src);
+        run_as(&me, h.parent, red, tg, icv, h.flags & HDR_FINAL, h.fn, src);
     } else if (run) {
         unsigned char buf[h.size + h.align];
         unsigned char *d =
             (unsigned char *)(((uintptr_t)buf + h.align - 1) & ~(uintptr_t)(h.align - 1));
         memcpy(d, src, h.size);
-        run_as(&me, h.parent, red, tg, h.flags & HDR_FINAL, h.fn, d);
+        run_as(&me, h.parent, red, tg, icv, h.flags & HDR_FINAL, h.fn, d);
     }
     if (ev)
         herd__omp_event_wait(ev); /* it completes once its event is fulfilled too */
@@ -267,7 +296,7 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
  * 8 bytes at a time, as GCC's caller stored the data. 0 when it cannot. */
 static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data, long size,
                          long align, int final) {
-    if (parent->tg || parent->tg_cur ||
+    if (parent->tg || parent->tg_cur || parent->icv_snaps ||
         (herd__omp_mixed(parent->team) && herd__omp_member_task(parent)) ||
         herd__omp_red_of(parent) || size < 0 ||
         sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG || (size & 7) || align > 8)
@@ -301,9 +330,10 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
 
 /* The words after a queued task's header: what its creator's task
  * reductions are (HDR_RED), its detach event (HDR_DETACH), its taskgroup
- * (HDR_TG). Returns the header's and their length. Under a queue scheduler
- * the task is also counted in its team's `queued` (HDR_COUNTED, throttled). */
-static size_t hdr_extras(task_hdr *h, unsigned char *arg, const omp_task *parent, omp_event *ev) {
+ * (HDR_TG), the ICVs it starts from (HDR_ICV). Returns the header's and
+ * their length. Under a queue scheduler the task is also counted in its
+ * team's `queued` (HDR_COUNTED, throttled). */
+static size_t hdr_extras(task_hdr *h, unsigned char *arg, omp_task *parent, omp_event *ev) {
     size_t len = sizeof *h;
     herd__hot *hot = herd__tls;
     if (hot && no_deque(hot) && parent->team) {
@@ -326,6 +356,12 @@ static size_t hdr_extras(task_hdr *h, unsigned char *arg, const omp_task *parent
         h->flags |= HDR_TG;
         memcpy(arg + len, &parent->tg_cur, sizeof parent->tg_cur);
         len += sizeof parent->tg_cur;
+    }
+    const omp_icv *icv = herd__omp_icv_lend(parent);
+    if (icv) {
+        h->flags |= HDR_ICV;
+        memcpy(arg + len, &icv, sizeof icv);
+        len += sizeof icv;
     }
     return len;
 }
@@ -371,8 +407,11 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data, void (*cpyfn
 }
 
 static void spawn_heap(omp_task *parent, void (*fn)(void *), void *b, long align, int final) {
-    unsigned char arg[HERD__SLOT_INLINE_ARG]
-        __attribute__((aligned(16))); /* queue() copies a whole slot */
+    /* Room for every extra (hdr_extras: up to 4 words) and the block's
+     * pointer; queue() reads a whole slot's worth when they fit one. A slot's
+     * 40 bytes held the header, the task reductions and the taskgroup, but
+     * not the pointer after them (reductions with OMP_CANCELLATION=true). */
+    unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
     /* built by a copy function, which the body undoes: kept (spawn) */
     task_hdr h = {fn, parent, 0, (uint16_t)(align < 1 ? 1 : align),
                   HDR_HEAP | HDR_KEEP | hdr_flags(0, final)};
@@ -394,9 +433,10 @@ static inline __attribute__((always_inline)) void run_here(omp_task *parent, voi
     omp_task me;
     /* run at once: it belongs where its creator is now */
     task_init(&me, parent, parent->thread_num, final, OMP_FRAME_LAZY, parent->tg_cur);
+    icv_here(&me, parent);
     herd__omp_cur = &me;
     fn(data);
-    if (__builtin_expect(me.frame_mode != OMP_FRAME_LAZY || me.deps != NULL, 0))
+    if (__builtin_expect(me.frame_mode != OMP_FRAME_LAZY || me.deps != NULL || me.icv_snaps, 0))
         task_end(&me);
     herd__omp_cur = parent;
 }
@@ -405,11 +445,12 @@ static inline __attribute__((always_inline)) void run_here(omp_task *parent, voi
  * itself between them (kmp/task.c, if(0) tasks): `me` must not move. */
 void herd__omp_task_begin_here(omp_task *me, omp_task *parent, int final) {
     task_init(me, parent, parent->thread_num, final, OMP_FRAME_LAZY, parent->tg_cur);
+    icv_here(me, parent);
     herd__omp_cur = me;
 }
 
 void herd__omp_task_end_here(omp_task *me) {
-    if (me->frame_mode != OMP_FRAME_LAZY || me->deps != NULL)
+    if (me->frame_mode != OMP_FRAME_LAZY || me->deps != NULL || me->icv_snaps)
         task_end(me);
     herd__omp_cur = me->parent;
 }

@@ -70,7 +70,8 @@ omp_task *herd__omp_task_slow(void) {
     if (herd__omp_g.workers_auto)
         herd__omp_start(); /* a failure stops the program (start_herd) */
     memset(&initial_task, 0, sizeof initial_task);
-    herd__omp_initial_icv(&initial_task.icv);
+    herd__omp_initial_icv(&initial_task.icv_base);
+    herd__omp_icv_root(&initial_task);
     herd__omp_cur = &initial_task;
     return &initial_task;
 }
@@ -352,17 +353,18 @@ static void member_begin(omp_task *me, omp_team *team, int i) {
     me->parent = team->parent;
     me->thread_num = i;
     me->frame_mode = OMP_FRAME_HERD; /* a herd task, or a guest's (no herd children) */
-    me->icv = team->parent->icv;
-    me->icv.nthreads = team->icv_nthreads;
-    me->icv.bind = team->icv_bind;
+    me->icv_base = *team->parent->icv;
+    me->icv_base.nthreads = team->icv_nthreads;
+    me->icv_base.bind = team->icv_bind;
+    herd__omp_icv_root(me); /* (its place partition is set below, before any task can see it) */
     me->red = team->red;
     me->ch_lo = me->ch_hi = -1;
     herd__omp_cur = me;
     if (__builtin_expect(team->place_bind, 0)) {
         omp_placement m = herd__omp_place_member(team->place_bind, team->place_lo, team->place_len,
                                                  team->place_p, team->nthreads, i);
-        me->icv.part_lo = (short)m.part_lo;
-        me->icv.part_len = (short)m.part_len;
+        me->icv_base.part_lo = (short)m.part_lo;
+        me->icv_base.part_len = (short)m.part_len;
         herd__omp_bind_thread(m.place);
     }
     if (__builtin_expect(herd__omp_g.display_affinity, 0))
@@ -388,6 +390,7 @@ static void member_finish(omp_task *me) {
         herd__omp_pool_linger(team);
     }
     herd__omp_deps_free(me);
+    herd__omp_icv_end(me);
 }
 
 static void member_entry(void *p) {
@@ -489,9 +492,9 @@ static void place_members(omp_team *team, int nworker) {
  * encountering task's place partition (bind.c). */
 static void place_team(omp_team *team, const omp_task *enc, int bind) {
     team->place_bind = bind;
-    team->place_lo = enc->icv.part_lo;
-    team->place_len = enc->icv.part_len ? enc->icv.part_len : herd__omp_num_places();
-    team->place_p = herd__omp_primary_place(&enc->icv);
+    team->place_lo = enc->icv->part_lo;
+    team->place_len = enc->icv->part_len ? enc->icv->part_len : herd__omp_num_places();
+    team->place_p = herd__omp_primary_place(enc->icv);
     if (herd__omp_g.display_affinity)
         team->display_all = herd__omp_affinity_team(team);
 }
@@ -502,8 +505,8 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
                          unsigned num_threads, unsigned flags, omp_preinit pre, void *pre_arg) {
     int level = enc->team ? enc->team->level : 0;
     int active = enc->team ? enc->team->active_level : 0;
-    long n = num_threads ? (long)num_threads : enc->icv.nthreads;
-    if (active >= enc->icv.max_active)
+    long n = num_threads ? (long)num_threads : enc->icv->nthreads;
+    if (active >= enc->icv->max_active)
         n = 1;
     int team_limit = herd__omp_root(enc)->league_limit; /* teams thread_limit */
     if (team_limit && n > team_limit)
@@ -533,7 +536,7 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
     }
     /* dyn-var true: the runtime may give fewer threads; herd gives no
      * guests then (the teams of herd's workers alone). */
-    if (enc->icv.dynamic && n > nworker)
+    if (enc->icv->dynamic && n > nworker)
         n = nworker;
     int limit = herd__omp_g.thread_limit;
     if (team_limit && team_limit < limit)
@@ -559,13 +562,13 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
      * of the OMP_NUM_THREADS and OMP_PROC_BIND lists where a list reaches
      * it; else the encountering task's, bind-var replaced by the policy
      * (the LLVM front end's OMP_PAR_KEEP_BIND: libomp keeps bind-var). */
-    int bind = enc->icv.bind;
+    int bind = enc->icv->bind;
     if (bind != OMP_BIND_FALSE && (flags & 7))
         bind = (int)(flags & 7);
     team->icv_nthreads =
-        herd__omp_level_value(&herd__omp_g.nthreads_levels, level + 1, enc->icv.nthreads);
+        herd__omp_level_value(&herd__omp_g.nthreads_levels, level + 1, enc->icv->nthreads);
     team->icv_bind = herd__omp_level_value(&herd__omp_g.bind_levels, level + 1,
-                                           flags & OMP_PAR_KEEP_BIND ? enc->icv.bind : bind);
+                                           flags & OMP_PAR_KEEP_BIND ? enc->icv->bind : bind);
     if (bind != OMP_BIND_FALSE && herd__omp_num_places() > 0)
         place_team(team, enc, bind);
     team->outer = r->outer;
@@ -732,7 +735,7 @@ static void pre_loop(omp_team *team, void *p) {
     omp_task probe;
     memset(&probe, 0, sizeof probe);
     probe.team = team;
-    probe.icv = team->parent->icv;
+    probe.icv = team->parent->icv; /* run-sched-var for schedule(runtime) */
     omp_ws *ws = &team->ws[0];
     herd__omp_loop_init(&ws->loop, &probe, l->sched, l->start, l->end, l->incr, l->chunk);
     atomic_store_explicit(&ws->free_for, -1, memory_order_relaxed);

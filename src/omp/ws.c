@@ -171,7 +171,7 @@ static int resolve_kind(const omp_task *t, long sched, long *chunk) {
     int kind = (int)(sched & ~(long)OMP_SCHED_MONOTONIC);
     if (kind == OMP_SCHED_RUNTIME) {
         /* the default: libgomp's (GCC's loops) */
-        kind = herd__omp_run_sched(t->icv.run_sched, t->icv.run_chunk, 0, chunk) &
+        kind = herd__omp_run_sched(t->icv->run_sched, t->icv->run_chunk, 0, chunk) &
                ~(int)OMP_SCHED_MONOTONIC;
     }
     if (kind == OMP_SCHED_AUTO)

@@ -47,8 +47,8 @@ static long kind_of(kmp_int32 sched, int *ordered) {
     case KMP_SCH_RUNTIME:
     case KMP_SCH_RUNTIME_SIMD:
         /* run-sched-var never set: libomp's default, static */
-        return herd__omp_task()->icv.run_sched == OMP_RUN_SCHED_DEFAULT ? OMP_SCHED_STATIC
-                                                                        : OMP_SCHED_RUNTIME;
+        return herd__omp_task()->icv->run_sched == OMP_RUN_SCHED_DEFAULT ? OMP_SCHED_STATIC
+                                                                         : OMP_SCHED_RUNTIME;
     case KMP_SCH_AUTO:
         return OMP_SCHED_AUTO;
     default:
