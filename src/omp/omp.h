@@ -531,7 +531,8 @@ void herd__omp_ws_ring_init(omp_team *team);
  * the same for a loop without a doacross nest, whose members need none of
  * the record's set-up (their omp_loop is their own; what they share, the
  * next iteration and the ordered turn, is reset by the record's last use):
- * 0 as soon as another member has claimed it, without waiting for it. */
+ * 0 as soon as another member has claimed it, without waiting for it; its
+ * claimer publishes nothing. */
 int herd__omp_ws_begin(omp_task *t);
 int herd__omp_ws_begin_loop(omp_task *t);
 void herd__omp_ws_publish(omp_task *t);

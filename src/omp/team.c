@@ -312,12 +312,12 @@ static void mix_barrier(omp_team *team, int primary) {
     int last = ++team->mix_arrived == team->nthreads;
     if (primary) {
         if (!last) {
-            phase_arg a = {team, p};
             if (herd__self()) {
                 omp_waiter w = {NULL, NULL, 0};
                 team->mix_primary = &w;
                 mix_wait(team, &w);
             } else {
+                phase_arg a = {team, p};
                 pthread_mutex_unlock(&team->mix_lock);
                 herd__omp_pool_wait(team, gathered, &a);
             }
@@ -803,8 +803,9 @@ OMP_API void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsign
     parallel_start(fn, data, nt, 0, pre_sections, &count);
 }
 
-/* The team's barrier proper: herd's when every member is a herd task, the
- * mixed one otherwise. */
+/* The team's barrier proper: herd's, or the mixed one (team->mix_bar: the
+ * team has guests, or herd has more workers than CPUs); primary: the
+ * caller is member 0. */
 static void team_barrier(omp_team *team, int primary) {
     if (team && team->nthreads > 1) {
         if (!team->mix_bar)

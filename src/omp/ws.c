@@ -98,7 +98,7 @@ int herd__omp_ws_begin_loop(omp_task *t) {
 }
 
 void herd__omp_ws_publish(omp_task *t) {
-    /* ORDER: release; pairs with the acquire load in herd__omp_ws_begin(). */
+    /* ORDER: release; pairs with the acquire load in ws_enter(). */
     atomic_store_explicit(&t->ws->ready_for, t->ws_k, memory_order_release);
 }
 
@@ -115,6 +115,8 @@ void herd__omp_ws_leave(omp_task *t) {
      * one sees every member done with the record before it resets it. */
     if (atomic_fetch_add_explicit(&ws->left, 1, memory_order_acq_rel) + 1 != t->team->nthreads)
         return;
+    /* The reset. ORDER: relaxed; the release store of free_for below
+     * publishes it to the next construct's members (ws_enter's acquire). */
     atomic_store_explicit(&ws->left, 0, memory_order_relaxed);
     atomic_store_explicit(&ws->ready_for, -1, memory_order_relaxed);
     atomic_store_explicit(&ws->single, 0, memory_order_relaxed);
@@ -127,7 +129,7 @@ void herd__omp_ws_leave(omp_task *t) {
     free(ws->mem);
     ws->mem = NULL;
     atomic_store_explicit(&ws->mem_state, OMP_EXTRA_NONE, memory_order_relaxed);
-    /* ORDER: release; pairs with the acquire CAS in herd__omp_ws_begin(). */
+    /* ORDER: release; pairs with the acquire load and CAS in ws_enter(). */
     atomic_store_explicit(&ws->free_for, t->ws_k + WS_RING, memory_order_release);
 }
 
@@ -376,17 +378,26 @@ static void enter_loop(omp_task *t, int ordered) {
     t->ch_lo = t->ch_hi = -1;
 }
 
+/* Enter the record of t's next construct, a loop: a doacross loop's
+ * claimer sets up its nest (doacross.c) and publishes it, which the other
+ * members wait for; any other loop needs nothing of the record's set-up
+ * (herd__omp_ws_begin_loop), so it publishes nothing. */
+static void loop_enter(omp_task *t, const omp_nest *nest) {
+    if (!nest) {
+        (void)herd__omp_ws_begin_loop(t);
+    } else if (herd__omp_ws_begin(t)) {
+        herd__omp_doacross_init(t->ws, nest);
+        herd__omp_ws_publish(t);
+    }
+}
+
 /* nest: a doacross loop's nest (doacross.c), set up with the loop; NULL for
  * any other loop. */
 static bool start_signed(long sched, int ordered, long start, long end, long incr, long chunk,
                          long *istart, long *iend, const omp_nest *nest) {
     omp_task *t = herd__omp_task();
     herd__omp_loop_init(&t->loop, t, sched, start, end, incr, chunk);
-    if (nest ? herd__omp_ws_begin(t) : herd__omp_ws_begin_loop(t)) {
-        if (nest)
-            herd__omp_doacross_init(t->ws, nest);
-        herd__omp_ws_publish(t);
-    }
+    loop_enter(t, nest);
     enter_loop(t, ordered);
     return istart ? next_signed(istart, iend) : true;
 }
@@ -396,11 +407,7 @@ static bool start_ull(long sched, int ordered, bool up, unsigned long long start
                       unsigned long long *istart, unsigned long long *iend, const omp_nest *nest) {
     omp_task *t = herd__omp_task();
     loop_init_ull(&t->loop, t, sched, up, start, end, incr, chunk);
-    if (nest ? herd__omp_ws_begin(t) : herd__omp_ws_begin_loop(t)) {
-        if (nest)
-            herd__omp_doacross_init(t->ws, nest);
-        herd__omp_ws_publish(t);
-    }
+    loop_enter(t, nest);
     enter_loop(t, ordered);
     return istart ? next_ull(istart, iend) : true;
 }
@@ -561,8 +568,7 @@ void herd__omp_loop_begin_n(long sched, int ordered, long start, long incr, long
             lp->chunk *= simd;
         lp->simd = lp->kind == OMP_SCHED_GUIDED ? lp->chunk : 0; /* guided: whole chunks */
     }
-    if (herd__omp_ws_begin_loop(t))
-        herd__omp_ws_publish(t);
+    loop_enter(t, NULL);
     enter_loop(t, ordered);
 }
 
