@@ -15,6 +15,7 @@
  * (and, through them, their descendants) and not for the encountering
  * task's other children. */
 #include "omp/omp.h"
+#include "omp/throttle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -496,9 +497,22 @@ static __attribute__((noinline)) int queue_throttled(herd__hot *h, const omp_tas
            (char *)__builtin_frame_address(0) >= h->stack_limit;
 }
 
+/* This thread's creation throttle (omp/throttle.h). */
+static __thread omp_throttle throttle_of_thread;
+
+/* Out of line: the inlined creation path keeps one test of `shift`. */
+static __attribute__((noinline)) void throttle_asked(void) {
+    omp_throttle_asked(&throttle_of_thread);
+}
+
+static __attribute__((noinline)) void throttle_calm(omp_throttle *t) {
+    omp_throttle_calm(t);
+}
+
 /* Creation throttle. A deferrable task is run at once, by the encountering
- * thread, while its worker's deque already holds at least HERD_OMP_THROTTLE
- * (default 4) tasks that nobody has taken (public or private,
+ * thread, while its worker's deque already holds at least the bound
+ * (HERD_OMP_THROTTLE, default 4, raised while thieves ask: omp/throttle.h)
+ * tasks that nobody has taken (public or private,
  * docs/design/split-deque.md; under mts and central with those it shared
  * into its scheduler's queue, herd__self_queued): those are the older, larger tasks that
  * thieves take first, so a further task adds no parallelism, only the cost
@@ -515,10 +529,18 @@ static inline __attribute__((always_inline)) int throttled(herd__hot *h, const o
     if (__builtin_expect(no_deque(h), 0))
         return limit && queue_throttled(h, parent, limit);
     /* A thief found the public part empty and asks for more: queue the task
-     * (the spawn then publishes, S3). Without this, the thieves of an
-     * unbalanced tree (UTS) took the few queued tasks, often leaves, and
-     * searched while the owner ran a large subtree here. */
-    if (herd__sdq_wants_publish(&h->q) || !limit || herd__self_queued(h) < (uint32_t)limit ||
+     * (the spawn then publishes, S3), and raise the bound. Without this, the
+     * thieves of an unbalanced tree (UTS) took the few queued tasks, often
+     * leaves, and searched while the owner ran a large subtree here. */
+    if (__builtin_expect(herd__sdq_wants_publish(&h->q), 0)) {
+        if (limit)
+            throttle_asked();
+        return 0;
+    }
+    omp_throttle *t = &throttle_of_thread;
+    if (__builtin_expect(t->shift != 0, 0))
+        throttle_calm(t);
+    if (!limit || herd__self_queued(h) < omp_throttle_bound(t, (uint32_t)limit) ||
         (char *)__builtin_frame_address(0) < h->stack_limit)
         return 0;
     /* The task about to run here may be long, and it may spawn nothing:
