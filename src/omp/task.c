@@ -210,7 +210,7 @@ void *herd__omp_task_data(void *data, void (*cpyfn)(void *, void *), long size, 
     void *b = block_new(size, align);
     if (cpyfn)
         cpyfn(b, data);
-    else
+    else if (size > 0) /* no data: GCC may pass NULL */
         memcpy(b, data, (size_t)size);
     return b;
 }
@@ -392,7 +392,7 @@ static void spawn(omp_task *parent, void (*fn)(void *), void *data, void (*cpyfn
             memcpy(arg + len, data, 16);
         else if (size == 8)
             memcpy(arg + len, data, 8);
-        else
+        else if (size > 0) /* GCC passes no data (NULL) for a task without any */
             memcpy(arg + len, data, (size_t)size);
         len += (size_t)size;
     } else {
@@ -553,13 +553,16 @@ static inline __attribute__((always_inline)) int throttled(herd__hot *h, const o
 
 /* A guest of a team with guests queues a deferrable task in the team's
  * pool (pool.c; with dependences, through its table: depend.c) unless it
- * has a detach event, task reductions or a cancellable taskgroup (those run
- * at once, as on any thread outside herd), or the team's pooled tasks
- * already number HERD_OMP_THROTTLE per member (the creation throttle's
- * bound). */
+ * has a detach event or task reductions (those run at once, as on any
+ * thread outside herd), or the team's pooled tasks already number
+ * HERD_OMP_THROTTLE per member (the creation throttle's bound). A task of
+ * a cancellable taskgroup (cancel-var true) is pooled too, its taskgroup in
+ * its header (HDR_TG, which task_entry checks before it runs the body); it
+ * ran at once until round 19, and a task that waited for a sibling it had
+ * not let its creator create yet hung (test_cancel_on.c). */
 static int pooled_here(const omp_task *parent, unsigned flags, const omp_event *ev) {
     const omp_team *team = parent->team;
-    if (!herd__omp_mixed(team) || ev || parent->tg_cur || herd__omp_red_of(parent))
+    if (!herd__omp_mixed(team) || ev || herd__omp_red_of(parent))
         return 0;
     long limit = herd__omp_g.throttle;
     /* ORDER: relaxed; a count for the throttle only */
