@@ -7,6 +7,7 @@
  * defined (OMP_LLVM_ALIAS). */
 #include "omp/kmp/kmp.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,7 +273,15 @@ KMP_API void *kmp_calloc(size_t n, size_t size) {
 KMP_API void *kmp_realloc(void *p, size_t size) {
     return realloc(p, size);
 }
+/* An alignment that is not a power of two gets NULL and EINVAL, as from
+ * libomp, checked here rather than left to posix_memalign (whose refusal an
+ * ASan runtime turns into an abort: LLVM's api/kmp_aligned_malloc.c asks
+ * for 127 on purpose). */
 KMP_API void *kmp_aligned_malloc(size_t size, size_t align) {
+    if (align == 0 || (align & (align - 1)) != 0) {
+        errno = EINVAL;
+        return NULL;
+    }
     void *p = NULL;
     return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size) ? NULL : p;
 }
