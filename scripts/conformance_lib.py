@@ -93,7 +93,45 @@ def scrubbed_env():
     test or its OpenMP library behaves."""
     return {k: v for k, v in os.environ.items()
             if not re.match(r"(OMP_|GOMP_|HERD_|KMP_|LIBOMP_|LD_PRELOAD$|LD_LIBRARY_PATH$|"
-                            r"GFORTRAN_)", k)}
+                            r"GFORTRAN_|ASAN_|UBSAN_|LSAN_|TSAN_)", k)}
+
+
+# --sanitizer: the runtime a sanitizer build of herd needs first in every herd
+# run (the tests are built without it, as users build them), and its options.
+# ASan's leak check stays off: GCC's tests leak on purpose (target-implicit-map-2.c
+# never frees its array); herd's own leaks are the asan stage's omp-san runs'. A
+# TSan run sees only herd's side of a program's synchronisation (the program is
+# not instrumented), so a test that orders its threads through its own atomics
+# can report a race that is not one (GCC's task-detach-13.c).
+SANITIZERS = {
+    "asan": ("libasan.so", {"ASAN_OPTIONS": "detect_leaks=0 abort_on_error=0",
+                            "UBSAN_OPTIONS": "halt_on_error=1 print_stacktrace=1"}),
+    "tsan": ("libtsan.so", {"TSAN_OPTIONS": "halt_on_error=1 second_deadlock_stack=1"}),
+}
+_sanitizer_env = {}
+
+
+def set_sanitizer(prog, kind):
+    """Make every herd run preload KIND's runtime (gcc -print-file-name) with
+    its options; exits with a message when gcc does not name the runtime."""
+    _sanitizer_env.clear()
+    if not kind:
+        return
+    name, opts = SANITIZERS[kind]
+    rt = subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True,
+                        text=True).stdout.strip()
+    if not os.path.isabs(rt) or not os.path.exists(rt):
+        sys.exit(f"{prog}: --sanitizer {kind}: gcc does not name {name} (got '{rt}')")
+    _sanitizer_env.update(opts)
+    _sanitizer_env["LD_PRELOAD"] = rt
+
+
+def herd_env(env, herd_lib, sched):
+    """ENV for a run under herd's library in HERD_LIB with HERD_SCHED=SCHED, and
+    the --sanitizer runtime first when there is one."""
+    env["LD_LIBRARY_PATH"] = str(herd_lib)
+    env["HERD_SCHED"] = sched
+    env.update(_sanitizer_env)
 
 
 def _collect(fd, procs, timeout):
@@ -343,6 +381,7 @@ def common_args(cache_default, usage, timeout_default=30.0):
     ap.add_argument("--json")
     ap.add_argument("--write-expect")
     ap.add_argument("--list-skipped", action="store_true")
+    ap.add_argument("--sanitizer", choices=sorted(SANITIZERS))
     return ap
 
 
@@ -361,6 +400,7 @@ def finish_args(ap, a, doc):
     a.sched = (a.sched or "auto,ws,mts,hier").split(",")
     if a.j < 1:
         ap.error("-j: at least 1")
+    set_sanitizer(ap.prog, a.sanitizer)
     return a
 
 
