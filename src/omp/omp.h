@@ -79,6 +79,10 @@ static inline int herd__omp_run_sched(int run_sched, long run_chunk, int llvm, l
  * cancelled; the body asks herd__omp_task_discarded() (a front end whose
  * task must release what it holds: kmp/task.c) */
 #define OMP_TASK_KEEP (1u << 30)
+/* herd's own: GOMP_task's common path asked the creation throttle already,
+ * and it said to queue the task; task_general does not ask again (each ask
+ * counts toward the throttle's bound: omp/throttle.h) */
+#define OMP_TASK_THROTTLE_ASKED (1u << 29)
 
 /* Data-environment ICVs, copied into every task. */
 typedef struct omp_icv {

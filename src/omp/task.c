@@ -648,7 +648,8 @@ static __attribute__((noinline)) void task_general(void (*fn)(void *), void *dat
      * creator until its event, which a later task may be the one to fulfil.
      * Outside herd a task runs at once but a guest's plain one (pooled). */
     if (!if_clause || parent->final ||
-        (herd__self() ? !ev && throttled(herd__tls, parent) : !pooled_here(parent, flags, ev))) {
+        (herd__self() ? !ev && !(flags & OMP_TASK_THROTTLE_ASKED) && throttled(herd__tls, parent)
+                      : !pooled_here(parent, flags, ev))) {
         /* Run in creation order (outside herd, or under a final task): its
          * predecessors have run, but detached ones may not be complete. */
         if ((flags & OMP_TASK_DEPEND) && parent->deps)
@@ -686,6 +687,10 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
         }
         if (!cpyfn && spawn_in_slot(cur, fn, data, arg_size, arg_align, final))
             return;
+        /* A copy function or large data: queued by task_general, which must
+         * not ask the throttle a second time (a thief's request would raise
+         * the bound twice, and the quiet count would move by two). */
+        flags |= OMP_TASK_THROTTLE_ASKED;
     }
 general:;
     omp_event *ev = NULL;
