@@ -17,6 +17,11 @@ void herd__futex_wait(void *word, uint32_t val) {
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
+void herd__futex_wait_ns(void *word, uint32_t val, uint64_t ns) {
+    struct timespec t = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, &t, NULL, 0); /* relative timeout */
+}
+
 void herd__futex_wake(void *word, int n) {
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }

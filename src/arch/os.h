@@ -9,6 +9,8 @@
  * otherwise, or on a signal: callers recheck), and wake up to n sleepers. */
 void herd__futex_wait(void *word, uint32_t val); /* word: any 32-bit atomic */
 void herd__futex_wake(void *word, int n);
+/* herd__futex_wait for at most ns nanoseconds. */
+void herd__futex_wait_ns(void *word, uint32_t val, uint64_t ns);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t herd__now_ns(void);

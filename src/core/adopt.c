@@ -22,6 +22,7 @@
  * tied mode such a task would be homed on a worker with no thread). The
  * OpenMP layer meets it: every task of a region descends from the region's
  * frame, whose children leave waits for. */
+#include "core/rescue.h"
 #include "core/runtime.h"
 
 #include <errno.h>
@@ -154,6 +155,7 @@ int herd__adopt_enter(herd__frame *fr) {
     w->native_ult.home = NULL;
     w->native_ult.frame = NULL;
     set_tls(&w->hot);
+    herd__rescue_thread_enter(w, 0); /* R1 */
     herd__ult_set_cur(w, &w->native_ult);
     herd__frame_open(fr, &w->hot, NULL, NULL);
     w->hot.frame = fr;
@@ -173,6 +175,7 @@ void herd__adopt_leave(herd__frame *fr) {
     HERD_ASSERT(atomic_load_explicit(&w->home.size, memory_order_relaxed) == 0);
     w->hot.frame = NULL;
     w->cur = NULL;
+    herd__rescue_thread_leave(w);
     set_tls(NULL);
     /* ORDER: release; pairs with the acquire CAS in herd__adopt_enter() and
      * the acquire load in herd_stop(). */

@@ -1,5 +1,6 @@
 /* Runtime lifecycle: herd_start, herd_stop, herd_run, statistics. */
 #include "core/runtime.h"
+#include "core/rescue.h"
 #include "core/seam_tools.h"
 #include "core/trace.h"
 #include "core/watchdog.h"
@@ -173,7 +174,9 @@ static void *worker_main(void *p) {
         pthread_attr_destroy(&attr);
     }
     herd__overflow_thread_init(w);
+    herd__rescue_thread_enter(w, 1); /* R1 */
     herd__worker_enter(w);
+    herd__rescue_thread_leave(w);
     herd__overflow_thread_fini(w);
     herd__worker_free_cache(w);
     /* herd__tls is left as it is: the thread ends here, and nothing reads
@@ -559,6 +562,7 @@ static void abort_start(herd__rt *rt, int started, int gated) {
     } else {
         stop_workers(rt, started);
     }
+    herd__rescue_stop(rt);
 }
 
 /* What an overflow report names (core/overflow.c), and the one note on a
@@ -603,6 +607,7 @@ int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_set
     rt->adopt = (flags & HERD__START_ADOPT) != 0;
     rt->tied = (flags & HERD__START_TIED) != 0;
     rt->serve_limits = (flags & HERD__START_SERVING) != 0;
+    rt->rescue = (flags & HERD__START_RESCUE) != 0;
     if (rt->serve_limits)
         herd__serve_init(rt);
     int rc = rt_prepare(rt, cfg);
@@ -628,6 +633,8 @@ int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_set
                 "herd: herd_start: cannot install the stack-overflow handler "
                 "(sigaction SIGSEGV): %s\n",
                 strerror(errno));
+    if (rc == 0)
+        rc = herd__rescue_start(rt); /* before the workers that poke */
     if (rc == 0 && !gated)
         rc = start_threads(rt, &started);
     if (rc == 0)
@@ -697,6 +704,7 @@ HERD_API int herd_stop(void) {
     herd__watchdog_stop(rt);
     herd_worker_stats *st = calloc((size_t)rt->nworkers, sizeof *st);
     stop_workers(rt, rt->nworkers);
+    herd__rescue_stop(rt); /* after the workers, which poke */
     int rc = 0;
     if (st) {
         collect_stats(rt, st, rt->nworkers);

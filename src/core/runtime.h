@@ -182,6 +182,9 @@ typedef struct herd__worker {
     /* third: the scheduler's record for this worker (sched/sched.h), in
      * rt->sched_env.workers; herd__self_queued() reads its shares_into. */
     herd__sched_worker *sched_self;
+    /* fourth: a task was queued since the deque was last found empty
+     * (herd__note_queued; core/rescue.h, R3, R4). */
+    _Atomic int queued_note;
     herd__readyq ready;   /* resumed ULTs */
     herd__readyq home;    /* resumed ULTs homed here (tied mode): thieves never take them */
     herd__tq mine;        /* tasks placed on this worker only (herd__group_place_worker) */
@@ -214,6 +217,12 @@ typedef struct herd__worker {
     int yielded;   /* a task yielded: others go first once */
     void *altstack;
     pthread_t thread;
+    /* core/rescue.h: the thread running the worker now (R1, 0: none), when
+     * a thief last poked it (R2), and owner-only: nonzero while a step of
+     * the deque that calls out of herd's code is half done (R5). */
+    _Atomic pid_t tid;
+    _Atomic uint64_t poked_ns;
+    volatile int rescue_off;
     void *tsan_native; /* sanitizer view of the pthread's own stack */
     void *native_low;
     size_t native_size;
@@ -222,7 +231,8 @@ typedef struct herd__worker {
 } __attribute__((aligned(4096))) herd__worker; /* a page each: see worker_main() */
 _Static_assert(offsetof(herd__worker, hot) == 0 &&
                    offsetof(herd__worker, id) == offsetof(herd__worker_head, id) &&
-                   offsetof(herd__worker, sched_self) == offsetof(herd__worker_head, sched_self),
+                   offsetof(herd__worker, sched_self) == offsetof(herd__worker_head, sched_self) &&
+                   offsetof(herd__worker, queued_note) == offsetof(herd__worker_head, queued_note),
                "herd__self(), herd__self_id() and herd__self_queued() read herd__tls "
                "(core/seam_omp.h)");
 
@@ -282,6 +292,7 @@ typedef struct herd__rt {
     _Alignas(64) int adopt; /* worker 0 has no pthread: a caller lends its thread */
     int tied;               /* suspended ULTs resume on the worker they suspended on */
     int serve_limits;       /* herd__serve_only may limit serving (HERD__START_SERVING) */
+    int rescue;             /* thieves may poke a stuck owner (HERD__START_RESCUE) */
     /* Apart from the flags above, which searching workers read on every
      * attempt (shared_begin): the CAS and the release store of each
      * OpenMP region took their line away (0.1 us per region, 2 threads). */

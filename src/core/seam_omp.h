@@ -65,6 +65,7 @@ typedef struct herd__worker_head {
     herd__hot hot;
     int id;
     const herd__sched_worker *sched_self;
+    _Atomic int queued_note; /* core/rescue.h */
 } herd__worker_head;
 /* The index of the worker running the caller, -1 outside the workers:
  * herd_worker_id(), inline (a deferred task's thread number, omp/task.c). */
@@ -80,6 +81,27 @@ static inline uint32_t herd__self_queued(herd__hot *h) {
     uint32_t n = herd__sdq_queued(&h->q);
     herd__tq *shared = ((const herd__worker_head *)(void *)h)->sched_self->shares_into;
     return shared ? n + herd__tq_size(shared) : n;
+}
+
+/* R3 (core/rescue.h): the running task is about to queue a task in worker
+ * h's deque, perhaps privately, and may then spin in user code until
+ * another thread starts it: thieves of a runtime started with
+ * HERD__START_RESCUE may poke the worker once they have searched in vain
+ * for a while. Call before the spawn. Owner only; cleared when the worker
+ * finds its deque empty (R4). */
+static inline void herd__note_queued(herd__hot *h) {
+    _Atomic int *n = &((herd__worker_head *)(void *)h)->queued_note;
+    /* ORDER: relaxed load and store, then a seq_cst fence before the
+     * spawn's read of split_req; pairs with the thieves' fence in
+     * herd__rescue_poke (core/rescue.c). Once per note, not per spawn. */
+    if (!atomic_load_explicit(n, memory_order_relaxed)) {
+#if defined(HERD_TSAN) /* TSan does not model fences: a seq_cst RMW instead */
+        atomic_exchange_explicit(n, 1, memory_order_seq_cst);
+#else
+        atomic_store_explicit(n, 1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_seq_cst);
+#endif
+    }
 }
 
 /* herd_spawn's inline path (S1, split-deque.md) in two halves, for a caller
@@ -155,6 +177,8 @@ int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg);
  * (herd__serve_only, G1..G3 in core/worker.c); only such a runtime's
  * searching workers pay G1's fences. Without it herd__serve_only does
  * nothing.
+ * HERD__START_RESCUE: thieves may poke a worker that keeps tasks private
+ * while it spins in user code (core/rescue.h, herd__note_queued).
  * stack_setting: the setting an overflow report tells the user to raise
  * (the OpenMP layer passes "OMP_STACKSIZE"); NULL: HERD_STACK, or
  * herd_config.stack_size when cfg set it. */
@@ -162,6 +186,7 @@ int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg);
 #define HERD__START_TIED 2u
 #define HERD__START_NAME_BY_PC 4u
 #define HERD__START_SERVING 8u
+#define HERD__START_RESCUE 16u
 int herd__start_ex(const herd_config *cfg, unsigned flags, const char *stack_setting);
 
 /* core/adopt.c. Enter: the calling thread (outside any task) becomes worker

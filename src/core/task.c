@@ -224,9 +224,17 @@ static int push_on_deque(herd__worker *w, herd_fn fn, void *parent, uint16_t kin
                          size_t size) {
     herd__sdq *q = &w->hot.q;
     int rc = herd__sdq_push(q, fn, parent, kind, arg, size);
-    if (__builtin_expect(rc != 0, 0) && q->head == q->cap && w->hot.frame &&
-        herd__sdq_compact(q, w->hot.frame->base, q->cap / COMPACT_MIN_FRACTION) != 0)
-        rc = herd__sdq_push(q, fn, parent, kind, arg, size);
+    if (__builtin_expect(rc != 0, 0) && q->head == q->cap && w->hot.frame) {
+        /* R5 (core/rescue.h): S8 calls memmove half-way, with the owner's
+         * split and ts apart; no poke may publish then. */
+        w->rescue_off++;
+        atomic_signal_fence(memory_order_seq_cst);
+        uint32_t freed = herd__sdq_compact(q, w->hot.frame->base, q->cap / COMPACT_MIN_FRACTION);
+        atomic_signal_fence(memory_order_seq_cst);
+        w->rescue_off--;
+        if (freed)
+            rc = herd__sdq_push(q, fn, parent, kind, arg, size);
+    }
     return rc;
 }
 

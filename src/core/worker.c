@@ -46,6 +46,7 @@
  *     wake the parked ones.
  * A worker's own deque, its resumed tasks, the tasks placed on it alone and
  * the injector (roots from herd_run) are its own to take at any time. */
+#include "core/rescue.h"
 #include "core/runtime.h"
 #include "core/trace.h"
 
@@ -205,6 +206,7 @@ static int take_own(herd__worker *w, herd__work *out) {
     }
     if (r == HERD__POP_STOLEN)
         herd__sdq_reset(&w->hot.q, 0);
+    herd__note_clear(w); /* R4 */
     return 0;
 }
 
@@ -333,7 +335,10 @@ static int work_visible(herd__worker *w) {
     return 0;
 }
 
-static void idle_sleep(herd__worker *w) {
+/* Sleep until woken (W1..W4), or for at most HERD__RESCUE_GAP_NS when a
+ * worker looks stuck (R2): a poke may have found it in herd's code, and
+ * the next search pokes again. Returns whether the sleep was that short. */
+static int idle_sleep(herd__worker *w, uint64_t idle_since) {
     herd__rt *rt = w->rt;
     /* W1. ORDER: acquire; pairs with the release increment in herd__wake_one(). */
     uint32_t seq = atomic_load_explicit(&rt->wake_seq, memory_order_acquire);
@@ -342,9 +347,17 @@ static void idle_sleep(herd__worker *w) {
     /* ORDER: seq_cst fence; pairs with the fence in herd__wake_one() (W3). */
     atomic_thread_fence(memory_order_seq_cst);
 #endif
-    if (!work_visible(w) && !atomic_load_explicit(&rt->stopping, memory_order_acquire))
-        herd__futex_wait(&rt->wake_seq, seq); /* W2: returns at once if seq moved */
+    int stuck = 0;
+    if (!work_visible(w) && !atomic_load_explicit(&rt->stopping, memory_order_acquire)) {
+        /* R2, after W2 raised the requests it pairs with. */
+        stuck = rt->rescue && herd__rescue_poke(w, herd__now_ns(), idle_since);
+        if (stuck)
+            herd__futex_wait_ns(&rt->wake_seq, seq, HERD__RESCUE_GAP_NS);
+        else
+            herd__futex_wait(&rt->wake_seq, seq); /* W2: returns at once if seq moved */
+    }
     atomic_fetch_sub_explicit(&rt->sleepers, 1, memory_order_relaxed);
+    return stuck;
 }
 
 _Atomic int herd__threads_beside;
@@ -359,20 +372,30 @@ _Atomic int herd__threads_beside;
 /* One failed search: pause, or sleep once an adaptive worker has searched
  * for rt->spin_ns since it last found work or woke up (*spin_since, 0 when
  * not yet started). */
-static void idle_step(herd__worker *w, unsigned *fails, uint64_t *spin_since) {
+static void idle_step(herd__worker *w, unsigned *fails, uint64_t *spin_since, uint64_t idle_since) {
     herd__idle mode = w->rt->set.idle;
+    uint64_t now = 0;
     if (mode == HERD__IDLE_ADAPTIVE) {
-        uint64_t now = herd__now_ns();
+        now = herd__now_ns();
         if (!*spin_since)
             *spin_since = now;
         else if (now - *spin_since >= w->rt->spin_ns)
             mode = HERD__IDLE_SLEEP;
     }
     if (mode == HERD__IDLE_SLEEP) {
-        idle_sleep(w);
+        /* After a short sleep (R2) one search, then sleep again. */
+        if (!idle_sleep(w, idle_since))
+            *spin_since = 0;
         *fails = 0;
-        *spin_since = 0;
         return;
+    }
+    /* R2 (core/rescue.h): a worker may keep tasks private while it spins.
+     * Every 64th failed search: the notes lie on the workers' own lines. */
+    if (w->rt->rescue && *fails % 64 == 0) {
+        if (!now)
+            now = herd__now_ns();
+        if (now - idle_since >= HERD__RESCUE_AFTER_NS)
+            herd__rescue_poke(w, now, idle_since);
     }
     (*fails)++;
     /* Work placed on this worker (a region's member) ends the pause: a
@@ -509,6 +532,6 @@ void herd__sched_loop(herd__worker *w) {
                                   memory_order_relaxed);
             herd__worker_exit(w);
         }
-        idle_step(w, &fails, &spin_since);
+        idle_step(w, &fails, &spin_since, idle_since);
     }
 }

@@ -221,7 +221,7 @@ static void release(dep_node *n) {
     omp_task *parent = n->parent;
     int outside = n->deps->outside;
     /* Read before the spawn: once queued, n and its creator may be gone. */
-    int member = herd__omp_member_task(parent);
+    int member = herd__omp_member_task(parent), pooled = herd__omp_pools_here(parent);
     if (n->waiter) {
         herd__omp_word_set(&n->released, WAIT_BLOCKED, WAIT_RELEASED, &n->ult); /* W1 */
         if (outside)
@@ -229,7 +229,7 @@ static void release(dep_node *n) {
         return;
     }
     /* Its team's pool (pool.c), as task.c's queue() pools: from any thread. */
-    if (herd__omp_mixed(parent->team) && (outside || member)) {
+    if (herd__omp_mixed(parent->team) && (outside || pooled)) {
         herd__omp_pool_spawn(parent->team, outside ? parent : NULL, &n->deps->g, task_body, &n,
                              sizeof n);
         return;

@@ -648,6 +648,16 @@ static inline int herd__omp_member_task(const omp_task *t) {
     return team && t->parent == team->parent && team->nthreads > 1;
 }
 void herd__omp_share_now(void);
+/* Does a task that parent creates on a worker go to its team's pool
+ * (pool.c), which the team's guests take from? In a team with guests, an
+ * implicit task's; and every task's when the team has one worker: no
+ * other worker of the team may then take the tasks its worker keeps
+ * private while a task spins for one of them (core/rescue.h), and guests
+ * take only from the pool. */
+static inline int herd__omp_pools_here(const omp_task *parent) {
+    return herd__omp_mixed(parent->team) &&
+           (herd__omp_member_task(parent) || parent->team->nworker < 2);
+}
 /* Wait for the predecessors named by depend (taskwait depend). */
 void herd__omp_taskwait_depend(omp_task *parent, void **depend);
 /* Wait for every task t created (children and released dependent tasks),

@@ -260,11 +260,11 @@ void herd__omp_share_now(void) {
 }
 
 /* A herd child of the current task, or a task of its open taskgroup; in a
- * team with guests, in the team's pool too (pool.c) when an implicit task
- * or a guest creates it. */
+ * team with guests, in the team's pool too (pool.c) when a guest creates
+ * it, or a worker where herd__omp_pools_here says. */
 static int queue(omp_task *parent, const void *arg, size_t len) {
     if (__builtin_expect(herd__omp_mixed(parent->team), 0) &&
-        (!herd__tls || herd__omp_member_task(parent))) {
+        (!herd__tls || herd__omp_pools_here(parent))) {
         if (herd__tls && !parent->tg)
             task_frame(parent, herd__tls); /* the stub is its child */
         herd__omp_pool_spawn(parent->team, herd__tls ? NULL : parent,
@@ -275,8 +275,10 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
             return rc;
     } else {
         herd__hot *h = herd__tls;
-        if (h)
+        if (h) {
             task_frame(parent, h);
+            herd__note_queued(h); /* R3: the creator may now spin (core/rescue.h) */
+        }
         /* A block that fits a deque slot is queued at the slot's full,
          * constant size (arg is a HERD_ARG_MAX buffer): the inline path then
          * copies it with a few fixed moves instead of a variable-length
@@ -297,8 +299,7 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
  * 8 bytes at a time, as GCC's caller stored the data. 0 when it cannot. */
 static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data, long size,
                          long align, int final) {
-    if (parent->tg || parent->tg_cur || parent->icv_snaps ||
-        (herd__omp_mixed(parent->team) && herd__omp_member_task(parent)) ||
+    if (parent->tg || parent->tg_cur || parent->icv_snaps || herd__omp_pools_here(parent) ||
         herd__omp_red_of(parent) || size < 0 ||
         sizeof(task_hdr) + (size_t)size > HERD__SLOT_INLINE_ARG || (size & 7) || align > 8)
         return 0;
@@ -309,6 +310,7 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
     herd__slot *s = herd__spawn_reserve();
     if (!s)
         return 0;
+    herd__note_queued(h); /* R3: the creator may now spin (core/rescue.h) */
     /* The header as three 8-byte words (size, align and flags packed as
      * task_hdr lays them out on a little-endian machine): built in
      * registers, not staged in a struct whose narrow stores an 8-byte load

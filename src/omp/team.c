@@ -97,9 +97,10 @@ static void start_herd(void) {
         cfg.stack_size = herd__omp_stack_size();
     if (herd__omp_g.wait_active && !getenv("HERD_IDLE"))
         cfg.idle = "spin";
-    start_rc = herd__start_ex(
-        &cfg, HERD__START_ADOPT | HERD__START_TIED | HERD__START_NAME_BY_PC | HERD__START_SERVING,
-        stack_setting);
+    start_rc = herd__start_ex(&cfg,
+                              HERD__START_ADOPT | HERD__START_TIED | HERD__START_NAME_BY_PC |
+                                  HERD__START_SERVING | HERD__START_RESCUE,
+                              stack_setting);
     if (start_rc)
         herd__omp_fatal("cannot start herd: %s", herd_strerror(start_rc));
     if (herd__omp_g.workers_auto)
