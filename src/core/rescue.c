@@ -9,8 +9,9 @@
  *     work (split_req) and that its owner has not answered, that runs (its
  *     thread is in state R: a thread asleep in a system call is not
  *     interrupted, so a task's sleep() is not cut short), and that was not
- *     poked in the last HERD__RESCUE_GAP_NS (a CAS on poked_ns: one thief
- *     pokes). The poke is tgkill(SIGURG).
+ *     poked in the last HERD__RESCUE_GAP_NS unless that poke was answered
+ *     (a CAS on poked_ns: one thief pokes; a handler that published sets
+ *     it back to 0). The poke is tgkill(SIGURG).
  *  R3 The OpenMP layer sets queued_note when a task queues a task.
  *  R4 The owner clears it when it finds its deque empty, and the handler
  *     when it finds the private part empty.
@@ -107,10 +108,14 @@ static void on_poke(int sig, siginfo_t *si, void *ucv) {
     atomic_signal_fence(memory_order_seq_cst);
     if (w && w->hot.q.cap && !w->rt->sched->share && !w->rescue_off &&
         (pc < rs.lo || pc >= rs.hi)) {
-        if (w->hot.q.head != w->hot.q.split)
+        if (w->hot.q.head != w->hot.q.split) {
             publish_all(w);
-        else
+            /* ORDER: relaxed; answered: the next stuck spell may be poked
+             * at once, not a gap after this poke (R2). */
+            atomic_store_explicit(&w->poked_ns, 0, memory_order_relaxed);
+        } else {
             herd__note_clear(w);
+        }
     }
     atomic_signal_fence(memory_order_seq_cst);
     errno = saved;

@@ -107,3 +107,21 @@ void herd__omp_bind_thread(int place) {
     }
     bound_place = place;
 }
+
+void herd__omp_bind_initial(void) {
+    herd__omp_save_start_mask(); /* the process's CPUs, before this binding */
+    if (herd__omp_g.icv.bind == OMP_BIND_FALSE || herd__omp_num_places() == 0)
+        return;
+    herd__omp_bind_thread(0); /* the first place of the initial partition, all of them */
+}
+
+int herd__omp_unbind_for_start(void) {
+    int p = bound_place;
+    if (p < 0)
+        return -1;
+    const cpu_set_t *all = herd__omp_start_mask();
+    if (pthread_setaffinity_np(pthread_self(), sizeof *all, all) != 0)
+        return -1; /* stays bound: herd then sees the place's CPUs only */
+    bound_place = -1;
+    return p;
+}

@@ -71,11 +71,17 @@ static pthread_once_t hot_key_once = PTHREAD_ONCE_INIT;
 
 /* The process's CPUs before anything is pinned (herd pins the thread that
  * adopts worker 0, and a thread inherits its creator's mask). */
-__attribute__((constructor)) static void save_mask(void) {
+static int mask_saved;
+void herd__omp_save_start_mask(void) {
+    if (mask_saved++)
+        return; /* once, at load: before bind.c binds the initial thread */
     have_mask = sched_getaffinity(0, sizeof start_mask, &start_mask) == 0;
     if (!have_mask) /* not known: every CPU, for herd__omp_start_mask */
         for (int c = 0; c < CPU_SETSIZE; c++)
             CPU_SET(c, &start_mask);
+}
+__attribute__((constructor)) static void save_mask(void) {
+    herd__omp_save_start_mask();
 }
 const cpu_set_t *herd__omp_start_mask(void) {
     return &start_mask;

@@ -576,6 +576,7 @@ void herd__omp_initial_icv(omp_icv *icv) {
  * without a task record: one called by another thread during a program's
  * first region is the case this does not order. */
 void herd__omp_env_again(void) {
+    int rebind = 0;
     pthread_mutex_lock(&env_lock);
     omp_task *t = herd__omp_cur;
     int untouched = !herd__rt_started() && roots == (t != NULL) &&
@@ -593,10 +594,18 @@ void herd__omp_env_again(void) {
             t->icv_base = herd__omp_g.icv;
             herd__omp_icv_root(t);
         }
+        rebind = 1;
     } else {
         free(now);
     }
     pthread_mutex_unlock(&env_lock);
+    /* The binding of the initial thread, as the new settings say (libomp
+     * binds it when it starts, at the program's first call). */
+    if (rebind) {
+        if (herd__omp_bound_place() >= 0)
+            (void)herd__omp_unbind_for_start();
+        herd__omp_bind_initial();
+    }
 }
 
 void herd__omp_display_env(int verbose) {

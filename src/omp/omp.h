@@ -495,8 +495,10 @@ void herd__omp_pool_fini(omp_team *team);
 /* guest.c: a guest thread goes to sleep (1) or wakes (0): core's count of
  * threads beside the workers (herd__threads_beside); nothing on others */
 void herd__omp_guest_sleeps(int asleep);
-/* guest.c: the CPUs the process could run on when the library loaded */
+/* guest.c: the CPUs the process could run on when the library loaded
+ * (saved by the first call of save, at load: constructors, one thread) */
 const cpu_set_t *herd__omp_start_mask(void);
+void herd__omp_save_start_mask(void);
 /* bind.c (Member placement): member i's place and place partition in a team
  * of n placed by policy bind (OMP_BIND_*, not false) from place p of the
  * partition [lo, lo + len) */
@@ -514,6 +516,15 @@ int herd__omp_bound_place(void);
  * is its own until a placement binds it again. */
 void herd__omp_unbind_place(void);
 void herd__omp_bind_thread(int place);
+/* bind.c: bind the initial thread to the first place when a place list
+ * exists and bind-var is not false, as libgomp and libomp do when they
+ * start (OpenMP 5.1, 6.4): serial code before the first region, which
+ * first-touches its data, runs at the place the primary thread keeps. */
+void herd__omp_bind_initial(void);
+/* bind.c: around herd's start: the calling thread back on the process's
+ * CPUs if a placement bound it (herd's topology and its new threads see
+ * those, not one place), and bound again after. Returns the place, -1. */
+int herd__omp_unbind_for_start(void);
 /* team.c: make sure herd runs; 0 or a herd error. */
 int herd__omp_start(void);
 /* team.c: stop herd's workers outside every region (omp_pause_resource);

@@ -50,6 +50,7 @@ static void ensure_init(void) {
 
 __attribute__((constructor)) static void omp_ctor(void) {
     ensure_init();
+    herd__omp_bind_initial();
 }
 
 /* HERD_WORKERS=auto: herd counted the workers when it started; they are
@@ -97,10 +98,13 @@ static void start_herd(void) {
         cfg.stack_size = herd__omp_stack_size();
     if (herd__omp_g.wait_active && !getenv("HERD_IDLE"))
         cfg.idle = "spin";
+    int place = herd__omp_unbind_for_start();
     start_rc = herd__start_ex(&cfg,
                               HERD__START_ADOPT | HERD__START_TIED | HERD__START_NAME_BY_PC |
                                   HERD__START_SERVING | HERD__START_RESCUE,
                               stack_setting);
+    if (place >= 0)
+        herd__omp_bind_thread(place);
     if (start_rc)
         herd__omp_fatal("cannot start herd: %s", herd_strerror(start_rc));
     if (herd__omp_g.workers_auto)

@@ -17,8 +17,9 @@
  *   close, master and primary keep the whole list as every member's partition;
  *   a nested close team inside a spread member stays in its partition;
  * and, with OMP_PROC_BIND=false, that the clause binds nobody. The
- * implementation-defined parts (which runs are the longer ones, the
- * initial thread's place before the first region) are not checked. */
+ * implementation-defined part (which runs are the longer ones) is not
+ * checked. Before the first region the initial thread is at the first
+ * place (the specification's OMP_PROC_BIND says so). */
 #include "check_omp.h"
 
 #include <omp.h>
@@ -142,6 +143,13 @@ static void placed(void) {
         for (int j = 0; j < n; j++)
             CPU_SET(ids[j], &place_cpus[k]);
     }
+    /* Before the first region the initial thread is bound to the first
+     * place (OpenMP 5.1, 6.4: bind-var not false, a place list): serial
+     * code that first-touches data runs where the primary thread stays. */
+    cpu_set_t mine;
+    CHECK_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+    CHECK(CPU_EQUAL(&mine, &place_cpus[0]));
+    CHECK_EQ(omp_get_place_num(), 0);
     member m[MAXT];
     /* clang 14 passes primary as 5, which libomp 14 takes for its own
      * proc_bind_intel and places nobody by (herd: primary) */
