@@ -127,12 +127,7 @@ static void on_segv(int sig, siginfo_t *si, void *ctx) {
 int herd__overflow_install(void) {
     if (installed)
         return 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &previous_segv) != 0)
+    if (herd__signal_take(SIGSEGV, on_segv, SA_ONSTACK, &previous_segv) != 0)
         return HERD_ESYS;
     installed = 1;
     return 0;

@@ -52,7 +52,6 @@ static struct {
     int installed;
     struct sigaction prev;
     uintptr_t lo, hi; /* herd's own code (the object this file is in) */
-    herd__rt *rt;
 } rs;
 
 /* herd's own code: the executable segments of the object this file is
@@ -90,21 +89,16 @@ static void publish_all(herd__worker *w) {
 /* R5. */
 static void on_poke(int sig, siginfo_t *si, void *ucv) {
     if (si->si_code != SI_TKILL || si->si_pid != getpid()) {
-        /* Not a poke: the program's own SIGURG (out-of-band data). */
-        if (rs.prev.sa_flags & SA_SIGINFO) {
-            if (rs.prev.sa_sigaction)
-                rs.prev.sa_sigaction(sig, si, ucv);
-        } else if (rs.prev.sa_handler != SIG_DFL && rs.prev.sa_handler != SIG_IGN) {
-            rs.prev.sa_handler(sig);
-        }
+        herd__signal_chain(&rs.prev, sig, si, ucv); /* the program's own (out-of-band data) */
         return;
     }
 #ifdef PC_OF
     int saved = errno;
     herd__worker *w = herd__self();
     uintptr_t pc = PC_OF((ucontext_t *)ucv);
-    /* ORDER: the handler runs on the owner's thread; the signal fence keeps
-     * the compiler from moving the owner's loads of its own fields. */
+    /* ORDER: the handler runs on the owner's thread; the signal fences keep
+     * the compiler from moving its accesses to the owner's fields past
+     * them, and pair with those around rescue_off (core/task.c). */
     atomic_signal_fence(memory_order_seq_cst);
     if (w && w->hot.q.cap && !w->rt->sched->share && !w->rescue_off &&
         (pc < rs.lo || pc >= rs.hi)) {
@@ -122,12 +116,6 @@ static void on_poke(int sig, siginfo_t *si, void *ucv) {
 #endif
 }
 
-static int ours_installed(void) {
-    struct sigaction cur;
-    return sigaction(SIGURG, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
-           cur.sa_sigaction == on_poke;
-}
-
 int herd__rescue_start(herd__rt *rt) {
 #if !defined(PC_OF) || defined(HERD_TSAN)
     /* No program counter to look at, or (ThreadSanitizer) a handler that
@@ -140,18 +128,12 @@ int herd__rescue_start(herd__rt *rt) {
         return 0;
     if (!rs.hi)
         dl_iterate_phdr(find_text, (void *)(uintptr_t)&on_poke);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_poke;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGURG, &sa, &rs.prev) != 0) {
+    if (herd__signal_take(SIGURG, on_poke, SA_RESTART | SA_ONSTACK, &rs.prev) != 0) {
         fprintf(stderr, "herd: herd_start: cannot install the SIGURG handler: %s\n",
                 strerror(errno));
         return HERD_ESYS;
     }
     rs.installed = 1;
-    rs.rt = rt;
     return 0;
 #endif
 }
@@ -160,11 +142,8 @@ void herd__rescue_stop(herd__rt *rt) {
     (void)rt;
     if (!rs.installed)
         return;
-    /* Put the previous disposition back, unless the program replaced ours. */
-    if (ours_installed())
-        sigaction(SIGURG, &rs.prev, NULL);
+    herd__signal_give_back(SIGURG, on_poke, &rs.prev);
     rs.installed = 0;
-    rs.rt = NULL;
 }
 
 static __thread pid_t self_tid; /* once per thread: adopt_enter runs per region */
@@ -243,7 +222,7 @@ int herd__rescue_poke(herd__worker *w, uint64_t now, uint64_t idle_since) {
             !atomic_compare_exchange_strong_explicit(&v->poked_ns, &last, now, memory_order_relaxed,
                                                      memory_order_relaxed))
             continue;
-        if (running(tid) && ours_installed())
+        if (running(tid) && herd__signal_ours(SIGURG, on_poke))
             syscall(SYS_tgkill, getpid(), tid, SIGURG);
     }
     return any;

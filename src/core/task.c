@@ -226,7 +226,9 @@ static int push_on_deque(herd__worker *w, herd_fn fn, void *parent, uint16_t kin
     int rc = herd__sdq_push(q, fn, parent, kind, arg, size);
     if (__builtin_expect(rc != 0, 0) && q->head == q->cap && w->hot.frame) {
         /* R5 (core/rescue.h): S8 calls memmove half-way, with the owner's
-         * split and ts apart; no poke may publish then. */
+         * split and ts apart; no poke may publish then. ORDER: signal
+         * fences around the flag; pair with those of the handler, which
+         * runs on this thread (on_poke, core/rescue.c). */
         w->rescue_off++;
         atomic_signal_fence(memory_order_seq_cst);
         uint32_t freed = herd__sdq_compact(q, w->hot.frame->base, q->cap / COMPACT_MIN_FRACTION);

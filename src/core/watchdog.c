@@ -319,13 +319,7 @@ static void on_quit(int sig, siginfo_t *si, void *uc) {
         (void)!write(fd, &one, sizeof one);
     }
     errno = saved;
-    /* Chain a handler the program had installed. */
-    if (wd.prev_quit.sa_flags & SA_SIGINFO) {
-        if (wd.prev_quit.sa_sigaction)
-            wd.prev_quit.sa_sigaction(sig, si, uc);
-    } else if (wd.prev_quit.sa_handler != SIG_DFL && wd.prev_quit.sa_handler != SIG_IGN) {
-        wd.prev_quit.sa_handler(sig);
-    }
+    herd__signal_chain(&wd.prev_quit, sig, si, uc); /* a handler the program had installed */
 }
 
 static void install_quit(void) {
@@ -333,24 +327,14 @@ static void install_quit(void) {
     if (sigaction(SIGQUIT, NULL, &old) != 0 ||
         (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN))
         return; /* ignored on purpose (a background job): leave it so */
-    wd.prev_quit = old;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_quit;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGQUIT, &sa, NULL) == 0)
+    if (herd__signal_take(SIGQUIT, on_quit, SA_RESTART, &wd.prev_quit) == 0)
         wd.quit_installed = 1;
 }
 
 static void uninstall_quit(void) {
     if (!wd.quit_installed)
         return;
-    struct sigaction cur;
-    /* Put the previous disposition back, unless the program replaced ours. */
-    if (sigaction(SIGQUIT, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
-        cur.sa_sigaction == on_quit)
-        sigaction(SIGQUIT, &wd.prev_quit, NULL);
+    herd__signal_give_back(SIGQUIT, on_quit, &wd.prev_quit);
     wd.quit_installed = 0;
 }
 

@@ -391,12 +391,8 @@ static void idle_step(herd__worker *w, unsigned *fails, uint64_t *spin_since, ui
     }
     /* R2 (core/rescue.h): a worker may keep tasks private while it spins.
      * Every 64th failed search: the notes lie on the workers' own lines. */
-    if (w->rt->rescue && *fails % 64 == 0) {
-        if (!now)
-            now = herd__now_ns();
-        if (now - idle_since >= HERD__RESCUE_AFTER_NS)
-            herd__rescue_poke(w, now, idle_since);
-    }
+    if (w->rt->rescue && *fails % 64 == 0)
+        herd__rescue_poke(w, now ? now : herd__now_ns(), idle_since);
     (*fails)++;
     /* Work placed on this worker (a region's member) ends the pause: a
      * pause costs 25 ns on some cores and 140 cycles on others. */

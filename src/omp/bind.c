@@ -115,7 +115,7 @@ void herd__omp_bind_initial(void) {
     herd__omp_bind_thread(0); /* the first place of the initial partition, all of them */
 }
 
-int herd__omp_unbind_for_start(void) {
+int herd__omp_unbind_thread(void) {
     int p = bound_place;
     if (p < 0)
         return -1;

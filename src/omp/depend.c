@@ -234,6 +234,8 @@ static void release(dep_node *n) {
                              sizeof n);
         return;
     }
+    if (herd__tls)
+        herd__note_queued(herd__tls); /* R3 (core/rescue.h): this thread may now spin */
     int rc = herd_group_spawn(&n->deps->g, task_body, &n, sizeof n);
     if (rc)
         herd__omp_fatal("cannot queue a task: %s", herd_strerror(rc));

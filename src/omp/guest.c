@@ -73,8 +73,9 @@ static pthread_once_t hot_key_once = PTHREAD_ONCE_INIT;
  * adopts worker 0, and a thread inherits its creator's mask). */
 static int mask_saved;
 void herd__omp_save_start_mask(void) {
-    if (mask_saved++)
+    if (mask_saved)
         return; /* once, at load: before bind.c binds the initial thread */
+    mask_saved = 1;
     have_mask = sched_getaffinity(0, sizeof start_mask, &start_mask) == 0;
     if (!have_mask) /* not known: every CPU, for herd__omp_start_mask */
         for (int c = 0; c < CPU_SETSIZE; c++)

@@ -602,8 +602,7 @@ void herd__omp_env_again(void) {
     /* The binding of the initial thread, as the new settings say (libomp
      * binds it when it starts, at the program's first call). */
     if (rebind) {
-        if (herd__omp_bound_place() >= 0)
-            (void)herd__omp_unbind_for_start();
+        (void)herd__omp_unbind_thread();
         herd__omp_bind_initial();
     }
 }

@@ -521,10 +521,12 @@ void herd__omp_bind_thread(int place);
  * start (OpenMP 5.1, 6.4): serial code before the first region, which
  * first-touches its data, runs at the place the primary thread keeps. */
 void herd__omp_bind_initial(void);
-/* bind.c: around herd's start: the calling thread back on the process's
- * CPUs if a placement bound it (herd's topology and its new threads see
- * those, not one place), and bound again after. Returns the place, -1. */
-int herd__omp_unbind_for_start(void);
+/* bind.c: the calling thread back on the process's CPUs if a placement
+ * bound it; returns the place it had, -1: none (or the kernel refused).
+ * Around herd's start (its topology and new threads see the process's
+ * CPUs, not one place; team.c binds the caller again after) and before
+ * the environment is read again (icv.c). */
+int herd__omp_unbind_thread(void);
 /* team.c: make sure herd runs; 0 or a herd error. */
 int herd__omp_start(void);
 /* team.c: stop herd's workers outside every region (omp_pause_resource);

@@ -270,6 +270,8 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
         herd__omp_pool_spawn(parent->team, herd__tls ? NULL : parent,
                              parent->tg ? &parent->tg->g : NULL, task_entry, arg, len);
     } else if (parent->tg) {
+        if (herd__tls)
+            herd__note_queued(herd__tls); /* R3: the creator may now spin (core/rescue.h) */
         int rc = herd_group_spawn(&parent->tg->g, task_entry, arg, len);
         if (rc)
             return rc;
@@ -277,7 +279,7 @@ static int queue(omp_task *parent, const void *arg, size_t len) {
         herd__hot *h = herd__tls;
         if (h) {
             task_frame(parent, h);
-            herd__note_queued(h); /* R3: the creator may now spin (core/rescue.h) */
+            herd__note_queued(h); /* R3 */
         }
         /* A block that fits a deque slot is queued at the slot's full,
          * constant size (arg is a HERD_ARG_MAX buffer): the inline path then

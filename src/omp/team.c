@@ -98,7 +98,7 @@ static void start_herd(void) {
         cfg.stack_size = herd__omp_stack_size();
     if (herd__omp_g.wait_active && !getenv("HERD_IDLE"))
         cfg.idle = "spin";
-    int place = herd__omp_unbind_for_start();
+    int place = herd__omp_unbind_thread();
     start_rc = herd__start_ex(&cfg,
                               HERD__START_ADOPT | HERD__START_TIED | HERD__START_NAME_BY_PC |
                                   HERD__START_SERVING | HERD__START_RESCUE,

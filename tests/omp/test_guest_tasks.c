@@ -106,7 +106,20 @@ static void spin_in_task(int n, int nchild, int which, int explicit_task) {
 #pragma omp parallel num_threads(n)
 #pragma omp single
     {
-        if (explicit_task) {
+        if (explicit_task == 2) { /* the children in a taskgroup */
+#pragma omp task shared(started, done)
+#pragma omp taskgroup
+            {
+                for (int i = 0; i < nchild; i++) {
+#pragma omp task shared(started, done) firstprivate(i)
+                    {
+                        atomic_store(&started[i], 1);
+                        atomic_fetch_add(&done, 1);
+                    }
+                }
+                wait_flag(&started[which], "started a taskgroup's task");
+            }
+        } else if (explicit_task) {
 #pragma omp task shared(started, done)
             {
                 for (int i = 0; i < nchild; i++) {
@@ -267,6 +280,7 @@ int main(void) {
                 spin_in_task(n, 4, 0, 1); /* the oldest */
                 spin_in_task(n, 1, 0, 1); /* the only one */
                 spin_in_task(n, 4, 3, 0); /* a member's newest task */
+                spin_in_task(n, 4, 3, 2); /* a taskgroup's newest task */
             }
         }
         trees(n);
