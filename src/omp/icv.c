@@ -411,6 +411,14 @@ static void read_env(void) {
          * members are placed (bind.c) */
         if (!hb)
             icv->bind = OMP_BIND_TRUE;
+        /* OMP_PROC_BIND=false: the list is checked (a malformed one still
+         * stops the program) and then ignored, no places, as in libgomp. */
+        else if (icv->bind == OMP_BIND_FALSE)
+            herd__omp_places_forget();
+    } else if (hb && icv->bind != OMP_BIND_FALSE) {
+        /* A binding policy without OMP_PLACES: one place per hardware
+         * thread, libgomp's default list (libomp's is one per core). */
+        (void)herd__omp_parse_places("threads");
     }
     if ((s = getenv("OMP_STACKSIZE")) && *s)
         g->stacksize = parse_stacksize(s);

@@ -13,7 +13,9 @@
  * itself (`abstract`): disjoint non-empty sets of allowed CPUs covering
  * all of them (without a count), one per CPU for threads, the whole list
  * as the initial partition, and, with OMP_PROC_BIND=true, members of a
- * team no larger than the places each bound within one place. */
+ * team no larger than the places each bound within one place. Also the
+ * default list (`default`: OMP_PROC_BIND=true, no OMP_PLACES), and a list
+ * OMP_PROC_BIND=false makes the runtime ignore (`ignored`). */
 #include "check_omp.h"
 
 #include <sched.h>
@@ -109,14 +111,28 @@ static void expect(const char *self, const char *places, const char *want) {
     }
 }
 
-/* Run this program as `abstract NAME CPUS` with OMP_PLACES=NAME. */
+/* OMP_PLACES with OMP_PROC_BIND=false: the list is ignored, no places (as
+ * in libgomp; libomp answers one place of every CPU instead). */
+static void check_ignored(void) {
+    CHECK_EQ(omp_get_num_places(), 0);
+    int bad = 0;
+#pragma omp parallel num_threads(2) reduction(+ : bad)
+    bad += omp_get_place_num() != -1;
+    CHECK_EQ(bad, 0);
+}
+
+/* Run this program as `abstract NAME CPUS` with OMP_PLACES=NAME, or with
+ * NAME "default": OMP_PROC_BIND=true and no OMP_PLACES, the runtime's
+ * default list (libgomp's and herd's a place per hardware thread, libomp's
+ * a place per core). */
 static void expect_abstract(const char *name, const cpu_set_t *allowed) {
     char list[4096] = "";
     for (int c = 0, len = 0; c < CPU_SETSIZE && len < (int)sizeof list - 8; c++)
         if (CPU_ISSET(c, allowed))
             len += snprintf(list + len, sizeof list - (size_t)len, "%s%d", len ? "," : "", c);
-    char places[64];
-    snprintf(places, sizeof places, "OMP_PLACES=%s", name);
+    char places[64] = "OMP_PLACES"; /* no '=': unset */
+    if (strcmp(name, "default"))
+        snprintf(places, sizeof places, "OMP_PLACES=%s", name);
     const char *env[] = {places, "OMP_PROC_BIND=true", NULL};
     if (!omp_test_rerun(env, "abstract", name, list)) {
         fprintf(stderr, "OMP_PLACES=%s: the child's checks failed\n", name);
@@ -130,7 +146,14 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc > 3 && !strcmp(argv[1], "abstract")) {
-        check_abstract(argv[2], argv[3]);
+        const char *name = argv[2];
+        if (!strcmp(name, "default"))
+            name = omp_test_on_llvm_libomp() ? "cores" : "threads";
+        check_abstract(name, argv[3]);
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "ignored")) {
+        check_ignored();
         return 0;
     }
     cpu_set_t allowed;
@@ -174,6 +197,12 @@ int main(int argc, char **argv) {
                                            "numa_domains", "cores(1)", "threads(2)"};
     for (size_t i = 0; i < sizeof abstract / sizeof abstract[0]; i++)
         expect_abstract(abstract[i], &allowed);
+    expect_abstract("default", &allowed);
+    const char *ignored[] = {"OMP_PLACES=cores", "OMP_PROC_BIND=false", NULL};
+    if (!omp_test_on_llvm_libomp() && !omp_test_rerun(ignored, "ignored", NULL, NULL)) {
+        fprintf(stderr, "OMP_PLACES=cores OMP_PROC_BIND=false: the child's checks failed\n");
+        _exit(1);
+    }
     puts("places: ok");
     return 0;
 }
