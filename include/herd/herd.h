@@ -311,6 +311,9 @@ typedef struct herd_worker_stats {
     uint64_t failed_steals;    /**< probes that saw work but obtained none */
     uint64_t blocks;           /**< task suspensions (wait, sync objects, yield) */
     uint64_t stacks_allocated; /**< stacks mapped (not taken from the cache) */
+    uint64_t rescues;          /**< times a thief's poke made this worker share the tasks
+                                    that a task spinning without a scheduling point had
+                                    queued (OpenMP layer; docs/design/split-deque.md) */
     uint64_t busy_ns;          /**< time spent running tasks */
     uint64_t idle_ns;          /**< time spent looking for work or asleep */
     int shepherd;              /**< the worker's shepherd (HERD_SHEPHERD's level) */

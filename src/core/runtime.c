@@ -673,6 +673,7 @@ static void collect_stats(herd__rt *rt, herd_worker_stats *out, int n) {
             .failed_steals = LOAD(failed_steals),
             .blocks = LOAD(blocks),
             .stacks_allocated = LOAD(stacks_allocated),
+            .rescues = LOAD(rescues),
             .idle_ns = LOAD(idle_ns),
         };
 #undef LOAD

@@ -87,7 +87,7 @@ struct herd__rt;
  * prefix), read by anyone through relaxed atomics. */
 typedef struct herd__counters {
     _Atomic uint64_t roots, steals, steals_local, steals_remote, stolen_tasks, max_chunk,
-        steal_attempts, failed_steals, blocks, stacks_allocated, idle_ns;
+        steal_attempts, failed_steals, blocks, stacks_allocated, rescues, idle_ns;
 } herd__counters;
 
 #define HERD__ADD(w, field, n)                                                                     \

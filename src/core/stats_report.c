@@ -31,6 +31,7 @@ static void add_stats(herd_worker_stats *sum, const herd_worker_stats *w) {
     sum->failed_steals += w->failed_steals;
     sum->blocks += w->blocks;
     sum->stacks_allocated += w->stacks_allocated;
+    sum->rescues += w->rescues;
     sum->busy_ns += w->busy_ns;
     sum->idle_ns += w->idle_ns;
 }
@@ -45,13 +46,15 @@ static herd_worker_stats total_of(const herd_worker_stats *w, int n) {
 
 /* ------------------------------------------------------------------ table */
 
-enum { NCOUNTS = 12, NCOLS = NCOUNTS + 4, CELL = 32 };
+enum { NCOUNTS = 13, NCOLS = NCOUNTS + 4, CELL = 32 };
 
 /* "local" and "remote" split the steals by whether the victim shares the
- * thief's shepherd; "moved" counts the tasks those steals took. */
+ * thief's shepherd; "moved" counts the tasks those steals took; "rescues"
+ * the pokes that made a spinning worker share its tasks (core/rescue.c). */
 static const char *const headers[NCOLS] = {
-    "worker", "shep",  "spawned",  "executed", "inlined", "steals", "local",   "remote",
-    "moved",  "chunk", "attempts", "failed",   "blocks",  "stacks", "busy ms", "idle ms",
+    "worker", "shep",   "spawned", "executed", "inlined",  "steals",
+    "local",  "remote", "moved",   "chunk",    "attempts", "failed",
+    "blocks", "stacks", "rescues", "busy ms",  "idle ms",
 };
 
 /* One row as text; label is the worker number or "total" (shepherd -1). */
@@ -60,7 +63,8 @@ static void format_row(char cells[NCOLS][CELL], const char *label, const herd_wo
     const uint64_t counts[NCOUNTS] = {st->spawned,       st->executed,     st->inlined,
                                       st->steals,        st->steals_local, st->steals_remote,
                                       st->stolen_tasks,  st->max_chunk,    st->steal_attempts,
-                                      st->failed_steals, st->blocks,       st->stacks_allocated};
+                                      st->failed_steals, st->blocks,       st->stacks_allocated,
+                                      st->rescues};
     snprintf(cells[0], CELL, "%s", label);
     if (shepherd >= 0)
         snprintf(cells[1], CELL, "%d", shepherd);
@@ -187,11 +191,11 @@ static void json_counters(FILE *out, const herd_worker_stats *st) {
             ", \"steals\": %" PRIu64 ", \"steals_local\": %" PRIu64 ", \"steals_remote\": %" PRIu64
             ", \"stolen_tasks\": %" PRIu64 ", \"max_chunk\": %" PRIu64
             ", \"steal_attempts\": %" PRIu64 ", \"failed_steals\": %" PRIu64
-            ", \"blocks\": %" PRIu64 ", \"stacks_allocated\": %" PRIu64 ", \"busy_ns\": %" PRIu64
-            ", \"idle_ns\": %" PRIu64,
+            ", \"blocks\": %" PRIu64 ", \"stacks_allocated\": %" PRIu64 ", \"rescues\": %" PRIu64
+            ", \"busy_ns\": %" PRIu64 ", \"idle_ns\": %" PRIu64,
             st->spawned, st->executed, st->inlined, st->steals, st->steals_local, st->steals_remote,
             st->stolen_tasks, st->max_chunk, st->steal_attempts, st->failed_steals, st->blocks,
-            st->stacks_allocated, st->busy_ns, st->idle_ns);
+            st->stacks_allocated, st->rescues, st->busy_ns, st->idle_ns);
 }
 
 /* The HERD_IDLE form accepted in config.c; both files are updated when a

@@ -42,10 +42,19 @@ void herd__join_done(herd__join *j) {
 
 static void publish(herd__worker *w) {
     const herd__sched_ops *sched = w->rt->sched;
-    if (sched->share)
+    if (sched->share) {
+        /* R5 (core/rescue.h): S7 copies slots out, calls malloc and takes
+         * the queue's lock, then drops the slots; a poke that published
+         * in between would let thieves run them twice. ORDER: signal
+         * fences around the flag, as around S8 (push_on_deque). */
+        w->rescue_off++;
+        atomic_signal_fence(memory_order_seq_cst);
         sched->share(w->sched_self);
-    else if (herd__sdq_publish(&w->hot.q))
+        atomic_signal_fence(memory_order_seq_cst);
+        w->rescue_off--;
+    } else if (herd__sdq_publish(&w->hot.q)) {
         herd__wake_one(w->rt); /* W3 */
+    }
 }
 
 static void group_done(void *g);

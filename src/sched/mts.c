@@ -201,7 +201,7 @@ static int mts_steal(herd__sched_worker *w, herd__work *out) {
             herd__wake_for_shepherd(env->rt, w->shepherd); /* W3 for the shepherd-mates */
     }
     atomic_store_explicit(&sh->stealing, 0, memory_order_release);
-    return found;
+    return found || herd__steal_rescued(w, out);
 }
 
 static int mts_has_work(herd__sched_worker *w) {

@@ -179,7 +179,8 @@ static int central_take(herd__sched_worker *w, herd__work *out) {
     return 0;
 }
 
-/* Resumed tasks waiting on another worker's ready queue. */
+/* Resumed tasks waiting on another worker's ready queue, then what a
+ * rescue published on a deque. */
 static int central_steal(herd__sched_worker *w, herd__work *out) {
     int n = w->env->nworkers;
     for (int k = 1; k < n; k++) {
@@ -188,7 +189,7 @@ static int central_steal(herd__sched_worker *w, herd__work *out) {
             return 1;
         }
     }
-    return 0;
+    return herd__steal_rescued(w, out);
 }
 
 static void central_describe(const herd__sched_env *env, int worker, char *buf, size_t len) {

@@ -101,6 +101,21 @@ herd__steal_result herd__steal_from(herd__sched_worker *w, int v, herd__work *ou
     return r;
 }
 
+int herd__steal_rescued(herd__sched_worker *w, herd__work *out) {
+    const herd__sched_env *env = w->env;
+    int n = env->nworkers;
+    /* A relaxed look at each ts word (a line of its own, written by the
+     * owner only when it publishes, takes back or shares): nothing is
+     * public on these deques but what a rescue published. */
+    for (int k = 1; k < n; k++) {
+        int v = (w->id + k) % n;
+        if (herd__sdq_public_size(env->workers[v].q) &&
+            herd__steal_from(w, v, out) == HERD__STEAL_OK)
+            return 1;
+    }
+    return 0;
+}
+
 void herd__ask_share(const herd__sched_env *env, const int *ids, int n, int self) {
     for (int k = 0; k < n; k++) {
         int v = ids ? ids[k] : k;

@@ -43,6 +43,11 @@ int herd__steal_in_order_with(herd__sched_worker *w, int random_in_class, herd__
 /* One steal attempt on worker v: its ready queue (from the back), then its
  * split deque (as much as HERD_STEAL says). */
 herd__steal_result herd__steal_from(herd__sched_worker *w, int v, herd__work *out);
+/* For schedulers whose thieves read no deque (mts, central): take what a
+ * rescue published on another worker's deque (core/rescue.c, R5: a worker
+ * that spins in user code with tasks queued), the next ids on first. 1 with
+ * *out filled on success. */
+int herd__steal_rescued(herd__sched_worker *w, herd__work *out);
 
 /* Shared queues filled on demand (mts, central; scheduler-seam.md): ask
  * workers ids[0..n) but `self` (ids NULL: workers 0..n-1) to share. */

@@ -151,17 +151,11 @@ static int creator_keeps_tasks(void) {
                                   (spawn && !strcmp(spawn, "work-first")));
 }
 
-/* Schedulers whose workers share through queues of their own (mts,
- * central): a poke cannot move a spinning creator's tasks there (it would
- * allocate in a signal handler), so only the first of its tasks, shared at
- * once, is sure to reach another thread (docs/design/split-deque.md,
- * "Rescue"). Under ThreadSanitizer herd pokes no worker at all. */
+/* Under ThreadSanitizer herd pokes no worker (docs/design/split-deque.md,
+ * "Rescue"), so only the first of a spinning creator's tasks, shared at
+ * once, is sure to reach another thread. */
 static int creator_not_rescued(void) {
-    const char *sched = getenv("HERD_SCHED");
-    return creator_keeps_tasks() ||
-           (omp_test_on_herd() &&
-            (omp_test_under_tsan() ||
-             (sched && (!strcmp(sched, "mts") || !strcmp(sched, "central")))));
+    return creator_keeps_tasks() || (omp_test_on_herd() && omp_test_under_tsan());
 }
 
 static _Atomic long nodes;

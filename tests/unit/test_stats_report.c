@@ -228,6 +228,7 @@ static herd_worker_stats sample(int i) {
     w.failed_steals = 7 * k;
     w.blocks = 3 * k;
     w.stacks_allocated = 2 * k;
+    w.rescues = 11 * k;
     w.busy_ns = 1500000 * k; /* 1.5 ms per k */
     w.idle_ns = 250000 * k;
     return w;
@@ -271,7 +272,7 @@ static void test_table(void) {
 
     static const char *headers[] = {"worker", "shep",   "spawned", "executed", "inlined",  "steals",
                                     "local",  "remote", "moved",   "chunk",    "attempts", "failed",
-                                    "blocks", "stacks", "busy ms", "idle ms"};
+                                    "blocks", "stacks", "rescues", "busy ms",  "idle ms"};
     for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
         CHECK(strstr(text, headers[i]) != NULL);
     CHECK(strncmp(text, "worker", 6) == 0);
@@ -301,6 +302,7 @@ static void test_table(void) {
         CHECK(strstr(total, " 740736 ") != NULL);
         CHECK(strstr(total, " 180 ") != NULL && strstr(total, " 60 ") != NULL); /* local, remote */
         CHECK(strstr(total, " 480 ") != NULL);                                  /* moved */
+        CHECK(strstr(total, " 66 ") != NULL);                                   /* rescues */
         CHECK(strstr(total, " 8 ") != NULL); /* the largest chunk, not a sum */
         CHECK(strstr(total, " 9.0 ") != NULL);
         CHECK(strstr(total, " 1.5\n") != NULL); /* idle: 0.25+0.5+0.75 ms */
@@ -341,7 +343,8 @@ static void test_json(void) {
     if (total) {
         CHECK(strstr(total, "\"spawned\": 6000,") != NULL);
         CHECK(strstr(total, "\"steal_attempts\": 740736,") != NULL);
-        CHECK(strstr(total, "\"busy_ns\": 9000000,") != NULL);
+        CHECK(strstr(total, "\"stacks_allocated\": 12, \"rescues\": 66, \"busy_ns\": 9000000,") !=
+              NULL);
         CHECK(strstr(total, "\"idle_ns\": 1500000}") != NULL);
     }
 
