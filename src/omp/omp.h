@@ -742,6 +742,12 @@ bool herd__omp_tg_cancelled(const omp_taskgroup *tg);
 /* Is the current task one that its taskgroup's cancel discarded (a task
  * queued with OMP_TASK_KEEP, whose body runs to release what it holds)? */
 bool herd__omp_task_discarded(void);
+/* error.c: one report of the error directive: head, then ": " and the
+ * message when there is one (msglen (size_t)-1: NUL-terminated), then
+ * tail, as one piece of stderr; fatal: the program then ends with
+ * EXIT_FAILURE. */
+void herd__omp_error_report(const char *head, const char *msg, size_t msglen, const char *tail,
+                            int fatal);
 /* unsupported.c */
 void herd__omp_unsupported(const char *what, void *caller) __attribute__((noreturn));
 void herd__omp_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

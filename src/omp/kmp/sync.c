@@ -1,8 +1,12 @@
 /* Synchronisation through the LLVM ABI: barrier, single, master/masked,
- * critical, ordered, the reduction protocol, copyprivate, flush and
- * cancellation, each the layer's mechanism (team.c, ws.c, lock.c,
+ * critical, ordered, the reduction protocol, copyprivate, flush,
+ * cancellation, Intel's barrier with a master block, scope and the error
+ * directive, each the layer's mechanism (team.c, ws.c, lock.c, error.c,
  * cancel.c) under LLVM's names and conventions. */
 #include "omp/kmp/kmp.h"
+
+#include <stdio.h>
+#include <string.h>
 
 KMP_API void __kmpc_barrier(ident_t *loc, kmp_int32 gtid) {
     (void)loc, (void)gtid;
@@ -22,6 +26,67 @@ KMP_API void __kmpc_flush(ident_t *loc) {
      * (or any synchronising operation) of the thread that reads or wrote
      * the same data, as GCC's __sync_synchronize serves GCC's flush. */
     atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* The Intel compilers' barrier with a master block inside (their
+ * reduction protocol): every member arrives, then member 0 alone returns 1
+ * and runs the block while the others wait on, until its
+ * __kmpc_end_barrier_master lets them go (they return 0): libomp's split
+ * barrier. Two of the layer's barriers make it: the first gathers the
+ * team, the second, which member 0 reaches only at the block's end, holds
+ * the others; it orders the block's writes before their reads. */
+KMP_API kmp_int32 __kmpc_barrier_master(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    GOMP_barrier();
+    if (herd__omp_task()->thread_num == 0)
+        return 1;
+    GOMP_barrier();
+    return 0;
+}
+/* Member 0 only, after its block. */
+KMP_API void __kmpc_end_barrier_master(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    GOMP_barrier();
+}
+/* A barrier, then member 0 runs a block nobody waits for (no end call). */
+KMP_API kmp_int32 __kmpc_barrier_master_nowait(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
+    GOMP_barrier();
+    return herd__omp_task()->thread_num == 0;
+}
+
+/* The scope construct (OpenMP 5.1; clang 16 and later call these around
+ * it): its private and reduction clauses and its barrier are the
+ * compiler's code, so the runtime has nothing to do, as in libomp (which
+ * only tells a tool, and herd has no tool interface). */
+KMP_API void __kmpc_scope(ident_t *loc, kmp_int32 gtid, void *reserved) {
+    (void)loc, (void)gtid, (void)reserved;
+}
+KMP_API void __kmpc_end_scope(ident_t *loc, kmp_int32 gtid, void *reserved) {
+    (void)loc, (void)gtid, (void)reserved;
+}
+
+/* The error directive at(execution) (clang 15 and later): severity 1
+ * (warning) prints and goes on, 2 (fatal) prints and ends the program
+ * (error.c, as GOMP_error). libomp's lines, word for word (its message
+ * catalogue's numbers, LLVM 14's), with the construct's place as
+ * file:line:column from loc's ";file;routine;line;column;;". */
+KMP_API void __kmpc_error(ident_t *loc, int severity, const char *message) {
+    char where[256] = "unknown";
+    const char *p = loc ? loc->psource : NULL;
+    if (p && *p == ';') {
+        const char *f = p + 1, *r = strchr(f, ';');
+        const char *l = r ? strchr(r + 1, ';') : NULL, *c = l ? strchr(l + 1, ';') : NULL;
+        const char *e = c ? strchr(c + 1, ';') : NULL;
+        if (e)
+            snprintf(where, sizeof where, "%.*s:%.*s:%.*s", (int)(r - f), f, (int)(c - l - 1),
+                     l + 1, (int)(e - c - 1), c + 1);
+    }
+    int fatal = severity == 2;
+    char head[320];
+    snprintf(head, sizeof head, "OMP: %s: %s: Encountered user-directed %s",
+             fatal ? "Error #282" : "Warning #283", where, fatal ? "error" : "warning");
+    herd__omp_error_report(head, message, (size_t)-1, ".\n", fatal);
 }
 
 KMP_API kmp_int32 __kmpc_master(ident_t *loc, kmp_int32 gtid) {
