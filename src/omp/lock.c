@@ -470,3 +470,13 @@ OMP_LLVM_ALIAS_OF(omp_test_lock_, omp_test_lock__30);
 OMP_LLVM_ALIAS_OF(omp_test_nest_lock_, omp_test_nest_lock__30);
 OMP_LLVM_ALIAS_OF(omp_unset_lock_, omp_unset_lock__30);
 OMP_LLVM_ALIAS_OF(omp_unset_nest_lock_, omp_unset_nest_lock__30);
+/* ... and the hinted inits of libomp's Fortran API (LLVM's version only: a
+ * name libgomp lacks), the hint (by reference) unused as above. */
+OMP_API void omp_init_lock_with_hint_(void *l, const int *hint) {
+    (void)hint;
+    omp_init_lock__30(l);
+}
+OMP_API void omp_init_nest_lock_with_hint_(void **l, const int *hint) {
+    (void)hint;
+    omp_init_nest_lock__30(l);
+}
