@@ -64,6 +64,11 @@ KMP_API int kmp_get_affinity_mask_proc(int proc, kmp_affinity_mask_t *mask) {
     return CPU_ISSET(proc, (const cpu_set_t *)*mask) != 0;
 }
 
+/* libomp's kmpc_* forms (what the Intel compilers call for the above). */
+KMP_ALIAS(kmpc_set_affinity_mask_proc, kmp_set_affinity_mask_proc);
+KMP_ALIAS(kmpc_unset_affinity_mask_proc, kmp_unset_affinity_mask_proc);
+KMP_ALIAS(kmpc_get_affinity_mask_proc, kmp_get_affinity_mask_proc);
+
 KMP_API int kmp_set_affinity(kmp_affinity_mask_t *mask) {
     if (!mask || !*mask)
         return -1;
@@ -77,4 +82,18 @@ KMP_API int kmp_get_affinity(kmp_affinity_mask_t *mask) {
     if (!mask || !*mask)
         return -1;
     return pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), *mask);
+}
+
+/* The calling thread back on every CPU the process could run on when the
+ * library loaded (TBB calls it, found by dlsym, before it binds its own
+ * threads; libomp's fork handler does, in the child). A thread that never
+ * entered OpenMP is left alone, as libomp leaves one it does not know: 0.
+ * Else 0 or the error number of the system call, as kmp_set_affinity. */
+KMP_API int kmp_set_thread_affinity_mask_initial(void) {
+    if (!herd__kmp_known())
+        return 0;
+    int e = pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), herd__omp_start_mask());
+    if (!e)
+        herd__omp_unbind_place();
+    return e;
 }

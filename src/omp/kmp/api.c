@@ -60,6 +60,43 @@ KMP_API void __kmpc_free(int gtid, void *ptr, uintptr_t allocator) {
     omp_free(ptr, allocator);
 }
 
+/* uses_allocators(...) with traits: the allocator a target region (on the
+ * host here) makes and destroys, and def-allocator-var. */
+uintptr_t omp_init_allocator(uintptr_t memspace, int ntraits, const void *traits);
+void omp_destroy_allocator(uintptr_t allocator);
+void omp_set_default_allocator(uintptr_t allocator);
+uintptr_t omp_get_default_allocator(void);
+
+KMP_API uintptr_t __kmpc_init_allocator(int gtid, uintptr_t memspace, int ntraits,
+                                        const void *traits) {
+    (void)gtid;
+    return omp_init_allocator(memspace, ntraits, traits);
+}
+KMP_API void __kmpc_destroy_allocator(int gtid, uintptr_t allocator) {
+    (void)gtid;
+    omp_destroy_allocator(allocator);
+}
+KMP_API void __kmpc_set_default_allocator(int gtid, uintptr_t allocator) {
+    (void)gtid;
+    omp_set_default_allocator(allocator);
+}
+KMP_API uintptr_t __kmpc_get_default_allocator(int gtid) {
+    (void)gtid;
+    return omp_get_default_allocator();
+}
+
+/* The runtime's half of omp_pause_resource (libomptarget's routine calls
+ * it for the host): libomp's levels, 1 soft and 2 hard (device.c's pause:
+ * refused while a region runs), 0 resume (herd starts again at the next
+ * region by itself: done), 3 a tool's stop (herd has no tool: refused).
+ * 0 done, non-zero refused. */
+int omp_pause_resource_all(int kind);
+KMP_API int __kmpc_pause_resource(int level) {
+    if (level == 0)
+        return 0;
+    return level == 1 || level == 2 ? omp_pause_resource_all(level) != 0 : 1;
+}
+
 /* ------------------------------------------------------ interop, tools */
 
 /* No interop object exists without a device: every query answers "no
@@ -288,6 +325,20 @@ KMP_API void *kmp_aligned_malloc(size_t size, size_t align) {
 KMP_API void kmp_free(void *p) {
     free(p);
 }
+/* libomp's kmpc_* forms of the above (kmp_ftn_entry.h's names, which the
+ * Intel compilers lower a call of the kmp_* routine to). */
+KMP_ALIAS(kmpc_set_stacksize, kmp_set_stacksize);
+KMP_ALIAS(kmpc_set_stacksize_s, kmp_set_stacksize_s);
+KMP_ALIAS(kmpc_set_blocktime, kmp_set_blocktime);
+KMP_ALIAS(kmpc_set_library, kmp_set_library);
+KMP_ALIAS(kmpc_set_defaults, kmp_set_defaults);
+KMP_ALIAS(kmpc_set_disp_num_buffers, kmp_set_disp_num_buffers);
+KMP_ALIAS(kmpc_malloc, kmp_malloc);
+KMP_ALIAS(kmpc_calloc, kmp_calloc);
+KMP_ALIAS(kmpc_realloc, kmp_realloc);
+KMP_ALIAS(kmpc_aligned_malloc, kmp_aligned_malloc);
+KMP_ALIAS(kmpc_free, kmp_free);
+
 KMP_API int kmp_get_cancellation_status(int kind) {
     omp_task *t = herd__omp_task();
     if (!t->team)

@@ -24,6 +24,10 @@ int herd__kmp_gtid(void) {
     return g;
 }
 
+int herd__kmp_known(void) {
+    return my_gtid >= 0 || herd__self() != NULL;
+}
+
 static void first_call(void) {
     herd__omp_env_again();
     /* ORDER: release; pairs with herd__kmp_seen's acquire. */
@@ -42,6 +46,16 @@ KMP_API kmp_int32 __kmpc_global_num_threads(ident_t *loc) {
     (void)loc;
     /* ORDER: relaxed; a count of the ids given, a query. */
     return atomic_load_explicit(&next_gtid, memory_order_relaxed);
+}
+/* libomp's count of the threads it has (its pool's too); herd's, those
+ * that have an id: each that ran a member of a region forked here, or
+ * called in (the caller among them). */
+KMP_API int kmp_get_num_known_threads(void) {
+    (void)herd__kmp_gtid();
+    return __kmpc_global_num_threads(NULL);
+}
+KMP_API int kmp_get_num_known_threads_(void) {
+    return kmp_get_num_known_threads();
 }
 KMP_API kmp_int32 __kmpc_bound_thread_num(ident_t *loc) {
     (void)loc;
@@ -77,6 +91,11 @@ static __thread struct { int nthreads, bind, nteams, team_limit; } pushed = {0, 
 KMP_API void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 n) {
     (void)loc, (void)gtid;
     pushed.nthreads = n > 0 ? n : 0;
+}
+/* Nothing to pop: the next fork takes the pushed number and clears it,
+ * as libomp's does (whose pop does nothing either). */
+KMP_API void __kmpc_pop_num_threads(ident_t *loc, kmp_int32 gtid) {
+    (void)loc, (void)gtid;
 }
 KMP_API void __kmpc_push_proc_bind(ident_t *loc, kmp_int32 gtid, int bind) {
     (void)loc, (void)gtid;
@@ -183,4 +202,17 @@ KMP_API void __kmpc_fork_teams(ident_t *loc, kmp_int32 argc, kmpc_micro microtas
     unsigned nteams = (unsigned)pushed.nteams, limit = (unsigned)pushed.team_limit;
     pushed.nteams = pushed.team_limit = 0;
     GOMP_teams_reg(team_master, a, nteams, limit, 0);
+}
+
+/* libomp's launch function of a region, exported since long ago though no
+ * compiler calls it: the calling member runs its region's body once more
+ * (the microtask with its ids and the shared variables); 1. Outside a
+ * region there is no body to run. */
+KMP_API int __kmpc_invoke_task_func(int gtid) {
+    (void)gtid;
+    const omp_team *team = herd__omp_task()->team;
+    if (!team || !team->fn)
+        herd__omp_fatal("__kmpc_invoke_task_func outside a parallel region: no region body to run");
+    team->fn(team->data);
+    return 1;
 }

@@ -2,7 +2,8 @@
  * by reference, a character argument's length after the others), as a
  * Fortran program compiled without omp_lib's bind(c) interfaces calls them
  * (ifort's and gfortran's convention; flang's omp_lib calls the C names).
- * Each calls the C routine (api.c, affinity.c). */
+ * Each calls the C routine (api.c, affinity.c). With them, the Fortran
+ * forms of the interop and tool routines, which libomp exports too. */
 #include "omp/kmp/kmp.h"
 
 #include <stdlib.h>
@@ -132,4 +133,41 @@ KMP_API int kmp_set_affinity_(kmp_affinity_mask_t *mask) {
 }
 KMP_API int kmp_get_affinity_(kmp_affinity_mask_t *mask) {
     return kmp_get_affinity(mask);
+}
+
+/* libomp's Fortran entry points of the interop and tool routines (api.c:
+ * no interop object and no tool here), arguments by reference; ret_code
+ * is optional in Fortran (NULL when absent), as in C. */
+int omp_get_num_interop_properties(const void *interop);
+intptr_t omp_get_interop_int(const void *interop, int prop, int *rc);
+void *omp_get_interop_ptr(const void *interop, int prop, int *rc);
+const char *omp_get_interop_str(const void *interop, int prop, int *rc);
+const char *omp_get_interop_name(const void *interop, int prop);
+const char *omp_get_interop_type_desc(const void *interop, int prop);
+const char *omp_get_interop_rc_desc(const void *interop, int rc);
+int omp_control_tool(int command, int modifier, void *arg);
+
+KMP_API int omp_get_num_interop_properties_(const void *const *interop) {
+    return omp_get_num_interop_properties(*interop);
+}
+KMP_API intptr_t omp_get_interop_int_(const void *const *interop, const int *prop, int *rc) {
+    return omp_get_interop_int(*interop, *prop, rc);
+}
+KMP_API void *omp_get_interop_ptr_(const void *const *interop, const int *prop, int *rc) {
+    return omp_get_interop_ptr(*interop, *prop, rc);
+}
+KMP_API const char *omp_get_interop_str_(const void *const *interop, const int *prop, int *rc) {
+    return omp_get_interop_str(*interop, *prop, rc);
+}
+KMP_API const char *omp_get_interop_name_(const void *const *interop, const int *prop) {
+    return omp_get_interop_name(*interop, *prop);
+}
+KMP_API const char *omp_get_interop_type_desc_(const void *const *interop, const int *prop) {
+    return omp_get_interop_type_desc(*interop, *prop);
+}
+KMP_API const char *omp_get_interop_rc_desc_(const void *const *interop, const int *rc) {
+    return omp_get_interop_rc_desc(*interop, *rc);
+}
+KMP_API int omp_control_tool_(const int *command, const int *modifier, void *arg) {
+    return omp_control_tool(*command, *modifier, arg);
 }

@@ -16,6 +16,11 @@
 #include <stdint.h>
 
 #define KMP_API OMP_API
+/* name is routine under another of libomp's names (its kmpc_* forms of the
+ * kmp_* extensions, which the Intel compilers call): an alias, the same
+ * code. In routine's file, after it. */
+#define KMP_ALIAS(name, routine)                                                                   \
+    extern __typeof(routine) name __attribute__((alias(#routine), visibility("default")))
 
 typedef int32_t kmp_int32;
 typedef uint32_t kmp_uint32;
@@ -64,6 +69,9 @@ enum {
  * current task from its own TLS: the gtid only names per-thread copies
  * (threadprivate, task reduction copies are per team member instead). */
 int herd__kmp_gtid(void);
+/* Has the calling thread entered OpenMP (it has a gtid, or is a herd
+ * worker)? */
+int herd__kmp_known(void);
 
 /* The program speaks LLVM's ABI (omp_global.llvm_abi): called where a
  * program's first call into the front end can be (a fork, a thread's first

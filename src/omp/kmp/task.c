@@ -13,6 +13,8 @@
 
 typedef kmp_int32 (*kmp_routine)(kmp_int32 gtid, void *task);
 
+void omp_fulfill_event(uintptr_t event); /* detach.c */
+
 /* LLVM's kmp_task_t: what the compiler reads and writes of the block. */
 typedef struct kmp_task {
     void *shareds;
@@ -45,6 +47,9 @@ typedef struct kmp_hdr {
     uint32_t flags; /* KF_* */
     int running;    /* its body runs (an untied task re-queued from there: again) */
     int again;
+    /* a proxy task (KF_PROXY): its body's end and its completion
+     * (__kmpc_proxy_task_completed), the last of the two finishes the block */
+    _Atomic int proxy_left;
 } __attribute__((aligned(16))) kmp_hdr;
 
 static kmp_hdr *hdr_of(kmp_task_t *t) {
@@ -105,6 +110,10 @@ static kmp_task_t *alloc_block(uint32_t flags, size_t task_size, size_t shareds_
     memset(t, 0, sizeof *t);
     t->shareds = shareds_size ? (char *)t + sh_off : NULL;
     t->routine = entry;
+    if (flags & KF_PROXY) { /* detached from the start: see proxy_done */
+        h->ev = herd__omp_event_new();
+        atomic_init(&h->proxy_left, 2);
+    }
     return t;
 }
 
@@ -131,6 +140,23 @@ static void finish(kmp_task_t *t, kmp_int32 gtid) {
     block_put(h, sizeof *h + h->size);
 }
 
+/* A proxy task's body has ended, or it was completed: the second of the
+ * two finishes its block (the completion may come first, from another
+ * thread). ORDER: acq_rel; pairs with the other's fetch_sub, so the last
+ * one sees the other's use of the block done before it runs the
+ * destructors and frees it. */
+static void proxy_done(kmp_task_t *t, kmp_int32 gtid) {
+    if (atomic_fetch_sub_explicit(&hdr_of(t)->proxy_left, 1, memory_order_acq_rel) == 1)
+        finish(t, gtid);
+}
+/* The block's end after its body: a proxy task's waits for its completion. */
+static void body_done(kmp_task_t *t, kmp_int32 gtid) {
+    if (hdr_of(t)->flags & KF_PROXY)
+        proxy_done(t, gtid);
+    else
+        finish(t, gtid);
+}
+
 /* The layer's task body: data holds the block's address. An untied task
  * that re-queues itself at a scheduling point (the compiler's code for
  * untied parts) runs its next part here at once. */
@@ -153,7 +179,7 @@ static void run_block(void *data) {
             t->routine(gtid, t);
     } while (h->again);
     h->running = 0;
-    finish(t, gtid);
+    body_done(t, gtid);
 }
 
 /* LLVM's depend list as GCC's array {0, n, nout, nmutex, nin, addresses}
@@ -290,7 +316,7 @@ KMP_API void __kmpc_omp_task_complete_if0(ident_t *loc, kmp_int32 gtid, void *ta
      * for with its tasks (depend.c), as on the GCC side (task.c). */
     if (h->ev)
         herd__omp_add_event(parent, h->ev, 0);
-    finish(task, gtid);
+    body_done(task, gtid);
 }
 
 KMP_API kmp_int32 __kmpc_omp_taskwait(ident_t *loc, kmp_int32 gtid) {
@@ -310,6 +336,48 @@ KMP_API void __kmpc_taskgroup(ident_t *loc, kmp_int32 gtid) {
 KMP_API void __kmpc_end_taskgroup(ident_t *loc, kmp_int32 gtid) {
     (void)loc, (void)gtid;
     GOMP_taskgroup_end();
+}
+
+/* A task's part (the Intel compilers' untied tasks): queued as a task,
+ * as libomp queues it. */
+KMP_API kmp_int32 __kmpc_omp_task_parts(ident_t *loc, kmp_int32 gtid, void *task) {
+    return __kmpc_omp_task(loc, gtid, task);
+}
+
+/* A proxy task (KF_PROXY: one whose completion is signalled from outside,
+ * libomptarget's asynchronous work) is a detached task whose event the
+ * block's header holds from its allocation: its body runs, and it is
+ * complete for taskwait, taskgroups, barriers and its dependent tasks once
+ * a completion call fulfils the event (detach.c). The two calls differ in
+ * libomp by the thread that may make them (the owner's, in order; any, out
+ * of order); herd's event takes either from any thread. */
+static void proxy_complete(void *task, const char *who) {
+    kmp_task_t *t = task;
+    kmp_hdr *h = t ? hdr_of(t) : NULL;
+    if (!h || !(h->flags & KF_PROXY))
+        herd__omp_fatal("%s(%p): not a proxy task (allocated without its flag)", who, task);
+    omp_event *ev = h->ev; /* read before the block may go */
+    proxy_done(t, herd__kmp_gtid());
+    /* Fatal there if the event was fulfilled before; a second completion
+     * is the program's error all the same (the block may be gone by then). */
+    omp_fulfill_event((uintptr_t)ev);
+}
+KMP_API void __kmpc_proxy_task_completed(kmp_int32 gtid, void *ptask) {
+    (void)gtid;
+    proxy_complete(ptask, "__kmpc_proxy_task_completed");
+}
+KMP_API void __kmpc_proxy_task_completed_ooo(void *ptask) {
+    proxy_complete(ptask, "__kmpc_proxy_task_completed_ooo");
+}
+
+/* The current task's id and its parent's (0: none). libomp's release
+ * builds give every task ~0; herd gives a task's record's address, which
+ * tells the tasks alive at one time apart. */
+KMP_API kmp_uint64 __kmpc_get_taskid(void) {
+    return (kmp_uint64)(uintptr_t)herd__omp_task();
+}
+KMP_API kmp_uint64 __kmpc_get_parent_taskid(void) {
+    return (kmp_uint64)(uintptr_t)herd__omp_task()->parent;
 }
 
 /* The affinity clause is a hint herd does not use. */
