@@ -244,8 +244,10 @@ KMP_API void kmp_set_library_throughput(void) {}
 KMP_API void kmp_set_library(int mode) {
     (void)mode;
 }
+/* libomp's library_throughput (its enum: none 0, serial 1, turnaround 2,
+ * throughput 3), its default mode; the modes change nothing in herd. */
 KMP_API int kmp_get_library(void) {
-    return 2; /* throughput */
+    return 3;
 }
 /* target-offload-var (OMP_TARGET_OFFLOAD, herd__omp_offload_kind): read
  * each time (kmp_set_defaults may set it). */
