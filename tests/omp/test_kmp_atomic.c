@@ -10,7 +10,7 @@
  * - float _Complex's capture and swap, which return through a pointer;
  * - the mixed-type forms (an integer or float operand, a double rhs);
  * - the generic __kmpc_atomic_N, which calls the compiler's function.
- * kmp_atomic_exports.sh checks that herd exports libomp's set exactly. */
+ * kmp_exports.sh --exact (omp.kmp_atomic.exports) checks that herd exports libomp's set exactly. */
 #include "check_omp.h"
 
 #include <complex.h>
