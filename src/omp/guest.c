@@ -29,9 +29,18 @@
  * the job into it and stores go = 1 (release; the guest's acquire load
  * pairs). A guest that finished its body puts itself back in the pool
  * before it calls done(), so that the next region, which may start as soon
- * as done() says the member ended, finds it there. Guests live for the
- * process (libgomp keeps its pool threads too); a fork()ed child forgets
- * its parent's (they do not exist there). */
+ * as done() says the member ended, finds it there. Guests live until the
+ * program pauses the runtime (omp_pause_resource: herd__omp_guests_retire
+ * ends every guest that runs no member, as libgomp ends its pool's
+ * threads); a fork()ed child forgets its parent's (they do not exist
+ * there).
+ *
+ * Retirement (under pool_lock): a guest that runs no member leaves the
+ * list of all guests, the idle list and the slots, is marked retired, and
+ * gets go = GO_EXIT_FREE (it frees its own record and ends) or, when a
+ * thread holds it as a hot guest, GO_EXIT (it ends; that thread frees the
+ * record when it next looks at it: take_hot, release_hot). The guest
+ * reads nothing of its record after it has seen either value. */
 #include "omp/omp.h"
 
 #include <errno.h>
@@ -46,11 +55,18 @@
 
 #define GUEST_ARG 32
 
+/* A guest's go word. */
+enum { GO_IDLE, GO_JOB, GO_ASLEEP, GO_EXIT, GO_EXIT_FREE };
+
 typedef struct guest {
     struct guest *next;  /* in the idle list */
+    struct guest *all;   /* in the list of all guests not retired */
     int own;             /* a slot's or a thread's own guest: never in the idle list */
+    int hot;             /* a thread's own (in its hot array; under pool_lock) */
     int busy;            /* it runs a member (under pool_lock) */
-    _Atomic uint32_t go; /* 0 idle, 1 a job is set, 2 idle and asleep on the futex */
+    int retired;         /* ended by a pause (under pool_lock) */
+    _Atomic uint32_t go; /* GO_* */
+    pthread_t thread;    /* joined when it retires */
     void (*body)(void *);
     void (*done)(void *);
     _Alignas(16) unsigned char arg[GUEST_ARG];
@@ -58,7 +74,8 @@ typedef struct guest {
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static guest *idle;
-static guest **slots; /* the slots' own guests, NULL: not created yet */
+static guest *all_guests; /* every guest not retired */
+static guest **slots;     /* the slots' own guests, NULL: not created yet */
 static int nslots;
 static cpu_set_t start_mask;
 static int have_mask;
@@ -101,6 +118,7 @@ static void forget_pool(void) {
     /* The child of fork(): its parent's guests do not exist here. */
     pthread_mutex_init(&pool_lock, NULL);
     idle = NULL;
+    all_guests = NULL;
     slots = NULL; /* leaked: the records of threads that are not here */
     nslots = 0;
     hot = NULL; /* the forking thread's, likewise */
@@ -119,7 +137,12 @@ static void release_hot(void *unused) {
         guest *g = hot[i];
         if (!g)
             continue;
+        if (g->retired) { /* ended by a pause: the record is ours to free */
+            free(g);
+            continue;
+        }
         g->own = 0;
+        g->hot = 0;
         if (!g->busy) {
             g->next = idle;
             idle = g;
@@ -141,24 +164,28 @@ static void register_atfork(void) {
     pthread_atfork(NULL, NULL, forget_pool);
 }
 
-static void wait_job(guest *g) {
+/* The go word's next value that is not idle: GO_JOB or an exit. */
+static uint32_t wait_job(guest *g) {
     omp_spin s = {0, 0, 0};
+    uint32_t v;
     do {
-        /* ORDER: acquire; pairs with the release store in herd__omp_guest_run(). */
-        if (atomic_load_explicit(&g->go, memory_order_acquire) == 1)
-            return;
+        /* ORDER: acquire; pairs with the release exchange in
+         * herd__omp_guest_run() and in retire(). */
+        if ((v = atomic_load_explicit(&g->go, memory_order_acquire)) != GO_IDLE)
+            return v;
     } while (herd__omp_spin_step(&s));
-    uint32_t v = 0;
+    v = GO_IDLE;
     /* ORDER: acquire; on failure (released meanwhile) it pairs with the
      * release exchange of the waker; on success the loop below reads again. */
-    if (!atomic_compare_exchange_strong_explicit(&g->go, &v, 2, memory_order_acquire,
+    if (!atomic_compare_exchange_strong_explicit(&g->go, &v, GO_ASLEEP, memory_order_acquire,
                                                  memory_order_acquire))
-        return;
+        return v;
     herd__omp_guest_sleeps(1);
-    /* ORDER: acquire; pairs with the release exchange in herd__omp_guest_run(). */
-    while (atomic_load_explicit(&g->go, memory_order_acquire) != 1)
-        herd__futex_wait(&g->go, 2);
+    /* ORDER: acquire; pairs as above. */
+    while ((v = atomic_load_explicit(&g->go, memory_order_acquire)) == GO_ASLEEP)
+        herd__futex_wait(&g->go, GO_ASLEEP);
     herd__omp_guest_sleeps(0);
+    return v;
 }
 
 static void *guest_main(void *p) {
@@ -166,13 +193,19 @@ static void *guest_main(void *p) {
     is_guest = 1;
     herd__omp_guest_sleeps(0);
     for (;;) {
-        wait_job(g);
+        uint32_t go = wait_job(g);
+        if (go != GO_JOB) { /* retired by a pause */
+            if (go == GO_EXIT_FREE)
+                free(g);
+            herd__omp_guest_sleeps(1); /* no longer beside the workers */
+            return NULL;
+        }
         unsigned char arg[GUEST_ARG];
         memcpy(arg, g->arg, sizeof arg);
         void (*done)(void *) = g->done;
         g->body(arg);
         /* ORDER: relaxed; the pool lock publishes it to the next taker. */
-        atomic_store_explicit(&g->go, 0, memory_order_relaxed);
+        atomic_store_explicit(&g->go, GO_IDLE, memory_order_relaxed);
         pthread_mutex_lock(&pool_lock);
         g->busy = 0;
         if (!g->own) {
@@ -189,14 +222,16 @@ static void *guest_main(void *p) {
 #define GUEST_STACK_EXTRA (64 * 1024)
 #define GUEST_GUARD (1024 * 1024)
 
+/* Under pool_lock. */
 static guest *new_guest(void) {
     guest *g = calloc(1, sizeof *g);
     if (!g)
         herd__omp_fatal("out of memory for a team thread");
+    g->all = all_guests;
+    all_guests = g;
     pthread_once(&atfork_once, register_atfork);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     /* The member's code gets OMP_STACKSIZE (as under libgomp); the thread's
      * static TLS and the runtime's own frames come on top (with
      * OMP_STACKSIZE=16K, 16 KiB alone overflowed at once), and a guard of
@@ -207,8 +242,7 @@ static guest *new_guest(void) {
     pthread_attr_setguardsize(&attr, GUEST_GUARD);
     if (have_mask)
         pthread_attr_setaffinity_np(&attr, sizeof start_mask, &start_mask);
-    pthread_t th;
-    int e = pthread_create(&th, &attr, guest_main, g);
+    int e = pthread_create(&g->thread, &attr, guest_main, g);
     pthread_attr_destroy(&attr);
     if (e)
         herd__omp_fatal("cannot create a thread for a team member: %s", strerror(e));
@@ -240,7 +274,12 @@ static guest *take_hot(int k) {
         pthread_once(&hot_key_once, make_hot_key);
         pthread_setspecific(hot_key, (void *)1);
     }
+    if (k < nhot && hot[k] && hot[k]->retired) { /* ended by a pause: ours to free */
+        free(hot[k]);
+        hot[k] = NULL;
+    }
     guest *g = own_at(&hot, &nhot, k);
+    g->hot = 1;
     return g->busy ? NULL : g;
 }
 
@@ -274,6 +313,47 @@ void herd__omp_guest_run(int slot, void (*body)(void *), void (*done)(void *), c
     memcpy(g->arg, arg, size);
     /* ORDER: release; pairs with the acquire loads in wait_job(): the job
      * and everything the caller wrote before (the team) are visible. */
-    if (atomic_exchange_explicit(&g->go, 1, memory_order_release) == 2)
+    if (atomic_exchange_explicit(&g->go, GO_JOB, memory_order_release) == GO_ASLEEP)
         herd__futex_wake(&g->go, 1);
+}
+
+/* Under pool_lock: g runs no member. */
+static void retire(guest *g) {
+    g->retired = 1;
+    for (int k = 0; k < nslots; k++)
+        if (slots[k] == g)
+            slots[k] = NULL;
+    /* ORDER: release; pairs with the acquire loads in wait_job(): every
+     * write to the record before this is done when the guest frees it. */
+    uint32_t go = g->hot ? GO_EXIT : GO_EXIT_FREE;
+    if (atomic_exchange_explicit(&g->go, go, memory_order_release) == GO_ASLEEP)
+        herd__futex_wake(&g->go, 1);
+}
+
+void herd__omp_guests_retire(void) {
+    pthread_mutex_lock(&pool_lock);
+    size_t n = 0, cap = 0;
+    pthread_t *ended = NULL;
+    for (guest *g = all_guests; g; g = g->all)
+        cap += !g->busy;
+    if (cap && !(ended = malloc(cap * sizeof *ended))) {
+        pthread_mutex_unlock(&pool_lock); /* the guests stay; nothing is lost */
+        return;
+    }
+    idle = NULL; /* every one of them runs no member */
+    for (guest **p = &all_guests; *p;) {
+        guest *g = *p;
+        if (g->busy) { /* a member of another thread's team: it stays */
+            p = &g->all;
+            continue;
+        }
+        *p = g->all;
+        ended[n++] = g->thread;
+        retire(g); /* g may be gone from here on */
+    }
+    pthread_mutex_unlock(&pool_lock);
+    /* Their ends (thread-exit destructors may take pool_lock: not held). */
+    for (size_t i = 0; i < n; i++)
+        pthread_join(ended[i], NULL);
+    free(ended);
 }

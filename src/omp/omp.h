@@ -541,6 +541,9 @@ int herd__omp_pause(void);
 #define OMP_GUEST_HOT(k) (-2 - (k))
 void herd__omp_guest_run(int slot, void (*body)(void *), void (*done)(void *), const void *arg,
                          size_t size);
+/* guest.c: end every guest thread that runs no member (a pause); the next
+ * team creates guests again. */
+void herd__omp_guests_retire(void);
 /* ws.c */
 void herd__omp_ws_ring_init(omp_team *team);
 /* The next construct of member t: 1 when t must set it up (then call

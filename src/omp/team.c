@@ -124,9 +124,10 @@ int herd__omp_start(void) {
     return start_rc;
 }
 
-/* omp_pause_resource: stop herd's workers (their threads end) when no
- * region runs and the caller is no herd task; the next region starts herd
- * again. 0: paused (or nothing ran), -1: a region runs. */
+/* omp_pause_resource: stop herd's workers and end the idle guest threads
+ * (their threads end) when no region runs and the caller is no herd task;
+ * the next region starts herd again. 0: paused (or nothing ran), -1: a
+ * region runs. */
 int herd__omp_pause(void) {
     int rc = 0;
     pthread_mutex_lock(&start_lock);
@@ -138,6 +139,8 @@ int herd__omp_pause(void) {
             rc = -1;
     }
     pthread_mutex_unlock(&start_lock);
+    if (rc == 0)
+        herd__omp_guests_retire();
     return rc;
 }
 
