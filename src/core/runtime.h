@@ -337,6 +337,10 @@ extern herd__rt *herd__rt_global; /* herd__rt_started() (core/seam_omp.h) reads 
 
 /* core/task.c */
 void herd__run_root(herd__worker *w, herd__taskcopy *t);
+/* worker.c: t came from a scheduler's shared queue (mts, central); if
+ * another worker queued it there (t->from), w counts it as a steal from
+ * that worker, as a deque steal is counted. */
+void herd__count_shared_take(herd__worker *w, const herd__taskcopy *t);
 
 /* Make f the worker's first-level frame (NULL: none), closing or reopening
  * herd_spawn's inline path to match. */

@@ -155,6 +155,7 @@ static void drain_queue(herd__frame *f, void *j) {
         if ((char *)__builtin_frame_address(0) < w->hot.stack_limit ||
             !w->rt->sched->take_child(w->sched_self, j, &t))
             return;
+        herd__count_shared_take(w, &t); /* shared by a worker the parent left */
         run_inline(w, f, &t);
     }
 }

@@ -255,11 +255,34 @@ static void shared_end(herd__worker *w) {
     atomic_store_explicit(&w->searching, 0, memory_order_release);
 }
 
+static void count_steal(herd__worker *w, const herd__work *out);
+
+void herd__count_shared_take(herd__worker *w, const herd__taskcopy *t) {
+    if (t->from < 0 || t->from == w->id)
+        return;
+    herd__work got = {.ult = NULL,
+                      .victim = t->from,
+                      .victim_shepherd = w->rt->workers[t->from].shepherd,
+                      .ntasks = 1};
+    count_steal(w, &got);
+    HERD__COUNT(w, steal_attempts);
+    herd__trace_steal(w, &got);
+}
+
 /* The scheduler's shared queues and the shepherd's placement queue. */
 static int take_shared_queued(herd__worker *w, herd__work *out) {
     if (!w->rt->sched->take && !herd__tq_size(&w->rt->shepherds[w->shepherd].placed))
         return 0;
-    int got = shared_begin(w) && (take_queued(w, out) || take_placed(w, out));
+    int got = 0;
+    if (shared_begin(w)) {
+        if (take_queued(w, out)) {
+            got = 1;
+            if (!out->ult)
+                herd__count_shared_take(w, &out->task);
+        } else {
+            got = take_placed(w, out);
+        }
+    }
     shared_end(w);
     return got;
 }

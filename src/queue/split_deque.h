@@ -41,6 +41,8 @@ typedef struct herd__taskcopy {
     void *parent;
     uint16_t size;
     uint16_t kind;
+    int32_t from; /* a task of a scheduler's shared queue: the worker that queued it there
+                     (-1: none; sched/qtask.c), for the steal counts. Unset for others. */
     unsigned char arg[HERD_ARG_MAX] __attribute__((aligned(16)));
 } herd__taskcopy;
 

@@ -145,6 +145,9 @@ static uint32_t steal_chunk(herd__sched_worker *w, int v, uint32_t want, herd__w
         if (got == 0)
             herd__qtask_take(batch[i++], out);
         for (; i < n; i++) {
+            /* Now this shepherd's: a mate's take of it counts as a steal
+             * from w (this steal counts once, for all it moved). */
+            ((herd__qtask *)batch[i])->from = w->id;
             if (herd__tq_push(mine, batch[i], 0) != 0) {
                 /* Out of memory for the ring: give the rest back, in order. */
                 for (uint32_t j = n; j-- > i;)

@@ -14,6 +14,7 @@ herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void
     t->parent = parent;
     t->kind = kind;
     t->size = (uint16_t)size;
+    t->from = -1;
     if (size)
         memcpy(t->arg, arg, size);
     return t;

@@ -150,6 +150,7 @@ void herd__share_into(herd__sched_worker *w, herd__tq *to) {
             herd__qtask_new(s->fn, s->parent, s->kind, herd__sdq_argp(q, s, s->size), s->size);
         if (!batch[k])
             break;
+        ((herd__qtask *)batch[k])->from = w->id; /* another worker's take is a steal */
     }
     if (k && herd__tq_push_many(to, batch, k) != 0) {
         while (k)
