@@ -35,12 +35,16 @@
  * threads); a fork()ed child forgets its parent's (they do not exist
  * there).
  *
- * Retirement (under pool_lock): a guest that runs no member leaves the
- * list of all guests, the idle list and the slots, is marked retired, and
- * gets go = GO_EXIT_FREE (it frees its own record and ends) or, when a
- * thread holds it as a hot guest, GO_EXIT (it ends; that thread frees the
- * record when it next looks at it: take_hot, release_hot). The guest
- * reads nothing of its record after it has seen either value. */
+ * Retirement: under pool_lock, a guest that runs no member leaves the list
+ * of all guests, the idle list and the slots, is marked retired and gets
+ * go = GO_EXIT; the guest reads nothing of its record after it has seen
+ * that, and ends. The pausing thread joins it, then (under pool_lock
+ * again) frees the record, unless a thread still holds it as a hot guest:
+ * then it marks it joined, and that thread frees it when it next looks at
+ * it (take_hot, release_hot). A holder that looks before the join marks it
+ * dropped instead, and the pausing thread frees it. So a record is freed
+ * once, after its thread's last access (the join orders that before the
+ * lock's section that frees or marks it). */
 #include "omp/omp.h"
 
 #include <errno.h>
@@ -56,7 +60,7 @@
 #define GUEST_ARG 32
 
 /* A guest's go word. */
-enum { GO_IDLE, GO_JOB, GO_ASLEEP, GO_EXIT, GO_EXIT_FREE };
+enum { GO_IDLE, GO_JOB, GO_ASLEEP, GO_EXIT };
 
 typedef struct guest {
     struct guest *next;  /* in the idle list */
@@ -64,7 +68,9 @@ typedef struct guest {
     int own;             /* a slot's or a thread's own guest: never in the idle list */
     int hot;             /* a thread's own (in its hot array; under pool_lock) */
     int busy;            /* it runs a member (under pool_lock) */
-    int retired;         /* ended by a pause (under pool_lock) */
+    int retired;         /* ended by a pause (under pool_lock, as the next two) */
+    int joined;          /* retired, its thread joined: its holder frees the record */
+    int dropped;         /* retired, its holder let go: the pausing thread frees it */
     _Atomic uint32_t go; /* GO_* */
     pthread_t thread;    /* joined when it retires */
     void (*body)(void *);
@@ -127,6 +133,15 @@ static void forget_pool(void) {
     atomic_store_explicit(&herd__threads_beside, is_guest, memory_order_relaxed);
 }
 
+/* A holder lets go of a hot guest that a pause retired (under pool_lock):
+ * joined, the record is its to free; else the pausing thread frees it. */
+static void let_go(guest *g) {
+    if (g->joined)
+        free(g);
+    else
+        g->dropped = 1;
+}
+
 /* A thread that had hot guests exits: they become pool guests (one still
  * running a member goes to the pool when it ends: guest_main reads `own`
  * under the lock). */
@@ -137,8 +152,8 @@ static void release_hot(void *unused) {
         guest *g = hot[i];
         if (!g)
             continue;
-        if (g->retired) { /* ended by a pause: the record is ours to free */
-            free(g);
+        if (g->retired) { /* ended by a pause */
+            let_go(g);
             continue;
         }
         g->own = 0;
@@ -194,9 +209,7 @@ static void *guest_main(void *p) {
     herd__omp_guest_sleeps(0);
     for (;;) {
         uint32_t go = wait_job(g);
-        if (go != GO_JOB) { /* retired by a pause */
-            if (go == GO_EXIT_FREE)
-                free(g);
+        if (go != GO_JOB) {            /* retired by a pause: g is not read again */
             herd__omp_guest_sleeps(1); /* no longer beside the workers */
             return NULL;
         }
@@ -274,8 +287,8 @@ static guest *take_hot(int k) {
         pthread_once(&hot_key_once, make_hot_key);
         pthread_setspecific(hot_key, (void *)1);
     }
-    if (k < nhot && hot[k] && hot[k]->retired) { /* ended by a pause: ours to free */
-        free(hot[k]);
+    if (k < nhot && hot[k] && hot[k]->retired) { /* ended by a pause */
+        let_go(hot[k]);
         hot[k] = NULL;
     }
     guest *g = own_at(&hot, &nhot, k);
@@ -323,17 +336,18 @@ static void retire(guest *g) {
     for (int k = 0; k < nslots; k++)
         if (slots[k] == g)
             slots[k] = NULL;
-    /* ORDER: release; pairs with the acquire loads in wait_job(): every
-     * write to the record before this is done when the guest frees it. */
-    uint32_t go = g->hot ? GO_EXIT : GO_EXIT_FREE;
-    if (atomic_exchange_explicit(&g->go, go, memory_order_release) == GO_ASLEEP)
+    /* ORDER: release; pairs with the acquire loads in wait_job(). The
+     * guest reads the record no more after it has seen GO_EXIT, and the
+     * record outlives it (freed after the join), so the wake below is on
+     * live memory. */
+    if (atomic_exchange_explicit(&g->go, GO_EXIT, memory_order_release) == GO_ASLEEP)
         herd__futex_wake(&g->go, 1);
 }
 
 void herd__omp_guests_retire(void) {
     pthread_mutex_lock(&pool_lock);
     size_t n = 0, cap = 0;
-    pthread_t *ended = NULL;
+    guest **ended = NULL;
     for (guest *g = all_guests; g; g = g->all)
         cap += !g->busy;
     if (cap && !(ended = malloc(cap * sizeof *ended))) {
@@ -348,12 +362,23 @@ void herd__omp_guests_retire(void) {
             continue;
         }
         *p = g->all;
-        ended[n++] = g->thread;
-        retire(g); /* g may be gone from here on */
+        ended[n++] = g;
+        retire(g);
     }
     pthread_mutex_unlock(&pool_lock);
-    /* Their ends (thread-exit destructors may take pool_lock: not held). */
+    /* Their ends, without the lock (a guest's thread-exit destructors take
+     * it: release_hot). The thread field is written by pthread_create
+     * before the guest's first job and not after. */
     for (size_t i = 0; i < n; i++)
-        pthread_join(ended[i], NULL);
+        pthread_join(ended[i]->thread, NULL);
+    pthread_mutex_lock(&pool_lock);
+    for (size_t i = 0; i < n; i++) {
+        guest *g = ended[i];
+        if (g->hot && !g->dropped)
+            g->joined = 1; /* its holder frees it (let_go) */
+        else
+            free(g);
+    }
+    pthread_mutex_unlock(&pool_lock);
     free(ended);
 }
