@@ -18,17 +18,21 @@
  *  R5 The handler, on v's thread, publishes v's whole private part (S3,
  *     repeated) when the thread was interrupted outside herd's code and no
  *     step of the deque that calls out of herd's code is half done
- *     (rescue_off: S8's memmove, S7's malloc and lock). Elsewhere in
- *     herd's code a step may be half done; outside it, the owner is in the task's body (or a
- * function it called), in libc called by a push (S1: the slot above head, not yet counted) or by a
- * pop (S2: the slot at head, already taken away), and the deque's owner-side state is whole.
- * Interrupted at a bad moment, the handler does nothing, and the next poke tries again. The handler
- * runs on the owner's thread, so it is the owner: S3 is its own step. Not in ThreadSanitizer
- * builds, whose runtime runs a handler at the thread's next intercepted call, where the program
- * counter it was given no longer says where the thread is. Under a scheduler that shares through
- * queues of its own (mts, central) the handler publishes all the same, on a deque no thief of
- * theirs reads otherwise: their thieves take what a rescue published (herd__steal_rescued,
- * sched/victims.c), and S7 shares nothing while any of the deque is public. */
+ *     (rescue_off, herd__rescue_hold: S8's memmove, S7's malloc and lock).
+ *     Elsewhere in herd's code a step may be half done; outside it, the
+ *     owner is in the task's body (or a function it called), in libc
+ *     called by a push (S1: the slot above head, not yet counted) or by a
+ *     pop (S2: the slot at head, already taken away), and the deque's
+ *     owner-side state is whole. Interrupted at a bad moment, the handler
+ *     does nothing, and the next poke tries again.
+ * The handler runs on the owner's thread, so it is the owner: S3 is its
+ * own step. Not in ThreadSanitizer builds, whose runtime runs a handler
+ * at the thread's next intercepted call, where the program counter it was
+ * given no longer says where the thread is. Under a scheduler that shares
+ * through queues of its own (mts, central) the handler publishes all the
+ * same, on a deque no thief of theirs reads otherwise: their thieves take
+ * what a rescue published (herd__steal_rescued, sched/victims.c), and S7
+ * shares nothing while any of the deque is public. */
 #include "core/rescue.h"
 
 #include <errno.h>

@@ -40,6 +40,20 @@ void herd__rescue_thread_leave(herd__worker *w);
  * (the thief then sleeps for at most HERD__RESCUE_GAP_NS, to poke again). */
 int herd__rescue_poke(herd__worker *w, uint64_t now, uint64_t idle_since);
 
+/* R5, owner only: a step of the deque that calls out of herd's code
+ * half-way (S8's memmove, S7's malloc and lock) runs between hold and
+ * release, and no poke publishes meanwhile. Nests. ORDER: signal fences
+ * around the flag; they pair with those of the handler, which runs on
+ * this thread (on_poke, core/rescue.c). */
+static inline void herd__rescue_hold(herd__worker *w) {
+    w->rescue_off++;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+static inline void herd__rescue_release(herd__worker *w) {
+    atomic_signal_fence(memory_order_seq_cst);
+    w->rescue_off--;
+}
+
 /* R4, owner only: the worker found its deque empty; its note is stale. */
 static inline void herd__note_clear(herd__worker *w) {
     /* ORDER: relaxed; a hint for the thieves' pokes (R2). */

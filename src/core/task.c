@@ -8,6 +8,7 @@
  * the worker ran as roots after the parent suspended, notify the parent's
  * join record when they finish (J3); the parent counts how many children it
  * did not run itself (nspawned) and, if some still run, suspends (J2). */
+#include "core/rescue.h"
 #include "core/runtime.h"
 #include "core/trace.h"
 #include "core/watchdog.h"
@@ -43,15 +44,12 @@ void herd__join_done(herd__join *j) {
 static void publish(herd__worker *w) {
     const herd__sched_ops *sched = w->rt->sched;
     if (sched->share) {
-        /* R5 (core/rescue.h): S7 copies slots out, calls malloc and takes
-         * the queue's lock, then drops the slots; a poke that published
-         * in between would let thieves run them twice. ORDER: signal
-         * fences around the flag, as around S8 (push_on_deque). */
-        w->rescue_off++;
-        atomic_signal_fence(memory_order_seq_cst);
+        /* S7 copies slots out, calls malloc and takes the queue's lock,
+         * then drops the slots: a poke that published in between would
+         * let thieves run them twice. */
+        herd__rescue_hold(w);
         sched->share(w->sched_self);
-        atomic_signal_fence(memory_order_seq_cst);
-        w->rescue_off--;
+        herd__rescue_release(w);
     } else if (herd__sdq_publish(&w->hot.q)) {
         herd__wake_one(w->rt); /* W3 */
     }
@@ -235,15 +233,10 @@ static int push_on_deque(herd__worker *w, herd_fn fn, void *parent, uint16_t kin
     herd__sdq *q = &w->hot.q;
     int rc = herd__sdq_push(q, fn, parent, kind, arg, size);
     if (__builtin_expect(rc != 0, 0) && q->head == q->cap && w->hot.frame) {
-        /* R5 (core/rescue.h): S8 calls memmove half-way, with the owner's
-         * split and ts apart; no poke may publish then. ORDER: signal
-         * fences around the flag; pair with those of the handler, which
-         * runs on this thread (on_poke, core/rescue.c). */
-        w->rescue_off++;
-        atomic_signal_fence(memory_order_seq_cst);
+        /* S8 calls memmove half-way, with the owner's split and ts apart. */
+        herd__rescue_hold(w);
         uint32_t freed = herd__sdq_compact(q, w->hot.frame->base, q->cap / COMPACT_MIN_FRACTION);
-        atomic_signal_fence(memory_order_seq_cst);
-        w->rescue_off--;
+        herd__rescue_release(w);
         if (freed)
             rc = herd__sdq_push(q, fn, parent, kind, arg, size);
     }

@@ -225,9 +225,14 @@ static int take_mine(herd__worker *w, herd__work *out) {
     return herd__take_placed_mine(w, out);
 }
 
-/* The queue scheduler's queue for this worker (none for deque schedulers). */
+/* The queue scheduler's queue for this worker (none for deque schedulers);
+ * a task another worker shared there counts as a steal from it. */
 static int take_queued(herd__worker *w, herd__work *out) {
-    return w->rt->sched->take && w->rt->sched->take(w->sched_self, out);
+    if (!w->rt->sched->take || !w->rt->sched->take(w->sched_self, out))
+        return 0;
+    if (!out->ult)
+        herd__count_shared_take(w, &out->task);
+    return 1;
 }
 
 /* Tasks placed on this worker's shepherd (herd_loop's per-shepherd split). */
@@ -255,34 +260,11 @@ static void shared_end(herd__worker *w) {
     atomic_store_explicit(&w->searching, 0, memory_order_release);
 }
 
-static void count_steal(herd__worker *w, const herd__work *out);
-
-void herd__count_shared_take(herd__worker *w, const herd__taskcopy *t) {
-    if (t->from < 0 || t->from == w->id)
-        return;
-    herd__work got = {.ult = NULL,
-                      .victim = t->from,
-                      .victim_shepherd = w->rt->workers[t->from].shepherd,
-                      .ntasks = 1};
-    count_steal(w, &got);
-    HERD__COUNT(w, steal_attempts);
-    herd__trace_steal(w, &got);
-}
-
 /* The scheduler's shared queues and the shepherd's placement queue. */
 static int take_shared_queued(herd__worker *w, herd__work *out) {
     if (!w->rt->sched->take && !herd__tq_size(&w->rt->shepherds[w->shepherd].placed))
         return 0;
-    int got = 0;
-    if (shared_begin(w)) {
-        if (take_queued(w, out)) {
-            got = 1;
-            if (!out->ult)
-                herd__count_shared_take(w, &out->task);
-        } else {
-            got = take_placed(w, out);
-        }
-    }
+    int got = shared_begin(w) && (take_queued(w, out) || take_placed(w, out));
     shared_end(w);
     return got;
 }
@@ -311,6 +293,18 @@ static void count_steal(herd__worker *w, const herd__work *out) {
     HERD__ADD(w, stolen_tasks, out->ntasks);
     if (out->ntasks > atomic_load_explicit(&w->stats.max_chunk, memory_order_relaxed))
         atomic_store_explicit(&w->stats.max_chunk, out->ntasks, memory_order_relaxed);
+}
+
+void herd__count_shared_take(herd__worker *w, const herd__taskcopy *t) {
+    if (t->from < 0 || t->from == w->id)
+        return;
+    herd__work got = {.ult = NULL,
+                      .victim = t->from,
+                      .victim_shepherd = w->rt->workers[t->from].shepherd,
+                      .ntasks = 1};
+    count_steal(w, &got);
+    HERD__COUNT(w, steal_attempts);
+    herd__trace_steal(w, &got);
 }
 
 static int find_work(herd__worker *w, herd__work *out) {
