@@ -197,13 +197,16 @@ herd__ult *herd__ult_get(herd__worker *w) {
 void herd__ult_put(herd__worker *w, herd__ult *u) {
     HERD_ASSERT_OWNER(w); /* the cache */
     if (u->ran_task)
-        herd__stack_trim(&w->rt->stacks, u->stack);
+        herd__stack_trim(&w->rt->stacks, u->stack, 0);
     u->ran_task = 0;
     u->frame = NULL;
     u->first_level = NULL;
     u->home = NULL;
     u->ctx = NULL;
     if (w->ncache >= STACK_CACHE_MAX) {
+        /* It leaves its worker with nothing deep kept: the probe above may
+         * miss a frame that spanned it (ult/stack.h). */
+        herd__stack_trim(&w->rt->stacks, u->stack, 1);
         if (pool_put(w->rt, u))
             return;
         herd__ult_untrack(w->rt, u);

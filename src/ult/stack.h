@@ -91,9 +91,16 @@ void herd__stack_park(const herd__stack_conf *c, herd__stack *s);
 /* s is free again (cached for reuse): give the memory of its pages deeper
  * than HERD__STACK_KEEP below its top back to the kernel, so that a cache
  * of big stacks (the OpenMP layer's 8 MiB) holds at most that much each,
- * whatever its last task touched. Nothing to do for stacks that small. */
+ * whatever its last task touched. Nothing to do for stacks that small.
+ * Without force, only when a probe of the pages just below the kept top
+ * finds that a task's frames reached them (stack.c, reached_below): a frame
+ * that spans the probed pages without writing them and deeper frames below
+ * it would keep their pages until the stack leaves its worker's cache,
+ * where core/ult.c trims with force. */
 #define HERD__STACK_KEEP ((size_t)256 << 10)
-void herd__stack_trim(const herd__stack_conf *c, herd__stack *s);
+void herd__stack_trim(const herd__stack_conf *c, herd__stack *s, int force);
+/* How many times herd__stack_trim gave a deep part back, process-wide. */
+long herd__stack_trims(void);
 
 /* 1 if s has no canary or its canary is intact. */
 static inline int herd__stack_canary_ok(const herd__stack *s) {

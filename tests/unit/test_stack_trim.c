@@ -11,8 +11,14 @@
  * reused: the second round maps fewer stacks than it runs tasks (none with
  * one worker).
  *
- * Mutation: without the herd__stack_trim call in herd__ult_put (core/ult.c)
- * the resident set does not drop and the test fails. */
+ * A round of tasks that stay shallow comes first: their stacks are recycled
+ * without a single madvise: the probe of herd__stack_trim finds nothing
+ * below the kept top. It has SHALLOW_N tasks: stacks that overflow a
+ * worker's cache (16, core/ult.c) into the pool are trimmed regardless.
+ *
+ * Mutations: without the herd__stack_trim call in herd__ult_put (core/ult.c)
+ * the resident set does not drop and the test fails; with the probe taken
+ * out (a trim at every recycling) the shallow round counts SHALLOW_N trims. */
 // herd-test-env: HERD_STACK=8M HERD_WORKERS=1
 // herd-test-env: HERD_STACK=8M HERD_WORKERS=2
 // herd-test-timeout: 120
@@ -24,10 +30,12 @@
 #include <string.h>
 
 #define N 32
+#define SHALLOW_N 8
 #define TOUCH ((size_t)4 << 20)
 
 static uint64_t word;
 static _Atomic int blocked_count;
+static int deep; /* blocker touches TOUCH bytes of its stack first */
 
 static long resident_bytes(void) {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -46,7 +54,8 @@ __attribute__((noinline)) static void touch_deep(void) {
 
 static void blocker(void *p) {
     (void)p;
-    touch_deep();
+    if (deep)
+        touch_deep();
     atomic_fetch_add(&blocked_count, 1);
     uint64_t v;
     CHECK_OK(herd_feb_readFF(&word, &v));
@@ -68,9 +77,10 @@ static void round_root(void *p) {
     (void)p;
     atomic_store(&blocked_count, 0);
     CHECK_OK(herd_feb_empty(&word));
-    for (int i = 0; i < N; i++)
+    int n = deep ? N : SHALLOW_N;
+    for (int i = 0; i < n; i++)
         CHECK_OK(herd_spawn(blocker, NULL, 0));
-    while (atomic_load(&blocked_count) < N)
+    while (atomic_load(&blocked_count) < n)
         CHECK_OK(herd_yield());
     for (int i = 0; i < 20; i++) /* let the last ones reach the wait */
         CHECK_OK(herd_yield());
@@ -81,12 +91,18 @@ static void round_root(void *p) {
 
 int main(void) {
     CHECK_OK(herd_start(NULL));
+    long trims = herd__stack_trims();
+    herd_run(round_root, NULL, 0);
+    STEP("shallow round: %ld trims", herd__stack_trims() - trims);
+    CHECK_EQ(herd__stack_trims(), trims);
+    deep = 1;
     herd_run(round_root, NULL, 0);
     rss_after = resident_bytes();
     uint64_t stacks = total_stacks();
     STEP("round 1: resident %ld MiB while %d tasks blocked, %ld MiB after; %llu stacks mapped",
          rss_blocked >> 20, N, rss_after >> 20, (unsigned long long)stacks);
     CHECK(rss_blocked - rss_after >= (long)N * (3L << 20));
+    CHECK(herd__stack_trims() > trims);
     herd_run(round_root, NULL, 0);
     rss_after = resident_bytes();
     STEP("round 2: resident %ld MiB while blocked, %ld MiB after; %llu stacks mapped",
