@@ -752,6 +752,9 @@ int herd__inject(herd_fn fn, const void *arg, size_t arg_size, uint16_t kind, vo
     int rc = run_begin(&rt);
     if (rc)
         return rc;
+    /* Work from outside an OpenMP team: every worker serves again, unless a
+     * team holds the limit now (G4). */
+    herd__serve_unheld(rt);
     herd__inject_node *n = malloc(sizeof *n);
     if (!n) {
         herd__run_end();

@@ -291,7 +291,7 @@ typedef struct herd__rt {
     /* herd__start_ex flags (docs/design/openmp.md, "Core mechanisms"). */
     _Alignas(64) int adopt; /* worker 0 has no pthread: a caller lends its thread */
     int tied;               /* suspended ULTs resume on the worker they suspended on */
-    int serve_limits;       /* herd__serve_only may limit serving (HERD__START_SERVING) */
+    int serve_limits;       /* herd__serve_hold may limit serving (HERD__START_SERVING) */
     int rescue;             /* thieves may poke a stuck owner (HERD__START_RESCUE) */
     /* Apart from the flags above, which searching workers read on every
      * attempt (shared_begin): the CAS and the release store of each
@@ -318,11 +318,15 @@ typedef struct herd__rt {
     _Atomic int placed;
     _Atomic int place_failed;
     _Atomic int gate; /* HERD__GATE_* */
-    /* Serving workers (core/worker.c, G1..G3): only workers with id below
+    /* Serving workers (core/worker.c, G1..G4): only workers with id below
      * `serving` take shared work; the others park on serve_seq. */
     _Atomic int serving;
     _Atomic uint32_t serve_seq;
     int serve_asym; /* G1/G2's fences: 1, the closer's membarrier alone; 0, a fence each side */
+    /* G4: serve_lock orders every change of `serving` but the one at stop;
+     * serve_held (under it) is 1 while an outermost team holds the limit. */
+    herd__spin serve_lock;
+    int serve_held;
     /* Every allocated ULT record (not the workers' native_ult), so that
      * the watchdog can find the suspended ones (core/watchdog.c). */
     herd__spin ults_lock;
@@ -391,6 +395,9 @@ void herd__wake_workers(herd__rt *rt, int max_id);
  * set rt->serve_asym; where it is not available (an old kernel, a
  * sandbox, TSan, which does not model it) both sides use fences. */
 void herd__serve_init(herd__rt *rt);
+/* G4 (core/worker.c): every worker serves again unless an OpenMP team holds
+ * the limit (core/seam_omp.h, herd__serve_hold); for work from outside. */
+void herd__serve_unheld(herd__rt *rt);
 
 /* core/runtime.c: build the runtime without starting workers (herd_start,
  * and `herd topo`, which prints what a start would do), and free it. */

@@ -174,8 +174,8 @@ int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg);
  * HERD__START_NAME_BY_PC: the caller's task functions are trampolines (the
  * OpenMP layer's): an overflow report names the function that overflowed.
  * HERD__START_SERVING: the caller may limit which workers take shared work
- * (herd__serve_only, G1..G3 in core/worker.c); only such a runtime's
- * searching workers pay G1's fences. Without it herd__serve_only does
+ * (herd__serve_hold, G1..G4 in core/worker.c); only such a runtime's
+ * searching workers pay G1's fences. Without it herd__serve_hold does
  * nothing.
  * HERD__START_RESCUE: thieves may poke a worker that keeps tasks private
  * while it spins in user code (core/rescue.h, herd__note_queued).
@@ -202,12 +202,17 @@ void herd__adopt_leave(herd__frame *fr);
 /* core/worker.c: from now on only workers 0..n-1 take shared work (other
  * workers' deques, the schedulers' shared queues, the shepherds' placement
  * queues); the others park. Returns once no worker n.. can still take
- * shared work that is queued after the return (G2). herd__serve_all lets
- * every worker take it again. The OpenMP layer serves its outermost team's
- * workers only, so that the team's tasks run on its own threads. One caller
- * at a time (the holder of worker 0); only adopt-mode runtimes serve fewer
- * (elsewhere it does nothing, and the workers skip G1's two accesses). */
-void herd__serve_only(herd__rt *rt, int n);
+ * shared work that is queued after the return (G2). The OpenMP layer holds
+ * the limit at its outermost team's workers, so that the team's tasks run
+ * on its own threads, and releases the hold at the region's end; the limit
+ * itself stays (G4) until the next hold changes it, or until work comes
+ * from outside a team (herd__inject calls herd__serve_unheld), so that a
+ * program of regions of one size pays no change per region. One holder at
+ * a time (the holder of worker 0); only adopt-mode runtimes serve fewer
+ * (elsewhere these do nothing, and the workers skip G1's two accesses).
+ * herd__serve_all lets every worker serve again, at stop. */
+void herd__serve_hold(herd__rt *rt, int n);
+void herd__serve_release(herd__rt *rt);
 void herd__serve_all(herd__rt *rt);
 
 /* core/task.c: a fork (herd__fork, F1..F5): count tasks at once, one on

@@ -22,14 +22,14 @@
  * waker that misses the announcement made its work visible before the
  * sleeper's recheck, which then sees it.
  *
- * Serving workers (herd__serve_only, G1..G3): shared work (other workers'
+ * Serving workers (herd__serve_hold, G1..G4): shared work (other workers'
  * deques, the scheduler's shared queues, the shepherds' placement queues)
  * is taken only by workers whose id is below rt->serving.
  *  G1 a worker stores searching = 1, then reads `serving`, looks at shared
  *     work only if its id is below, and stores searching = 0 (release) when
  *     the attempt is over;
- *  G2 herd__serve_only(n) stores serving = n, then waits until it reads
- *     searching == 0 of every worker n..;
+ *  G2 lowering the limit to n (serve_lower) stores serving = n, then waits
+ *     until it reads searching == 0 of every worker n..;
  *  G1/G2 are the store-buffering pattern: a full fence between each side's
  *     store and load makes it impossible that both miss the other's store,
  *     so either a worker's read of `serving` sees n (it takes nothing) or
@@ -42,8 +42,15 @@
  *     (rt->serve_asym; else seq_cst fences on both sides);
  *  G3 a worker at or above the limit parks on serve_seq (read before it
  *     rechecks the limit and its own resumed tasks, a seq_cst fence
- *     between); herd__serve_all and herd__wake_worker bump serve_seq and
- *     wake the parked ones.
+ *     between); raising the limit (serve_raise) and herd__wake_worker bump
+ *     serve_seq and wake the parked ones;
+ *  G4 the limit outlives the holder's region: herd__serve_release only
+ *     marks it unheld, the next hold changes it only to a different size,
+ *     and work from outside a team (herd__inject) raises it to every worker
+ *     while no team holds it (herd__serve_unheld). serve_lock orders every
+ *     change but the one at stop (herd__serve_all, when no team runs) and
+ *     serve_held. A program of regions smaller than the workers pays no
+ *     membarrier or futex wake per region.
  * A worker's own deque, its resumed tasks, the tasks placed on it alone and
  * the injector (roots from herd_run) are its own to take at any time. */
 #include "core/rescue.h"
@@ -247,7 +254,7 @@ static int shared_begin(herd__worker *w) {
         return 1; /* only a runtime started with HERD__START_SERVING limits serving */
     atomic_store_explicit(&w->searching, 1, memory_order_relaxed);
     /* ORDER: G1's full fence between the store and the load; pairs with
-     * the closer's membarrier or fence in herd__serve_only. */
+     * the closer's membarrier or fence in serve_lower. */
     if (rt->serve_asym)
         atomic_signal_fence(memory_order_seq_cst); /* the membarrier does the rest */
     else
@@ -477,9 +484,8 @@ void herd__serve_init(herd__rt *rt) {
 #endif
 }
 
-void herd__serve_only(herd__rt *rt, int n) {
-    if (n >= rt->nworkers || !rt->serve_limits)
-        return;
+/* G2: lower the limit to n; under serve_lock. */
+static void serve_lower(herd__rt *rt, int n) {
     atomic_store_explicit(&rt->serving, n, memory_order_seq_cst);
     /* G2. ORDER: the full fence between the store and the loads below, on
      * this thread and (membarrier) on every worker running now; pairs with
@@ -499,13 +505,56 @@ void herd__serve_only(herd__rt *rt, int n) {
             herd__spin_backoff(&spins); /* it may wait for our CPU to end its attempt */
 }
 
+/* Raise the limit to n and wake the parked (G3); under serve_lock, or at
+ * stop. */
+static void serve_raise(herd__rt *rt, int n) {
+    /* ORDER: seq_cst; a parked worker's seq_cst recheck sees it, or the wake
+     * below comes after its read of serve_seq. */
+    atomic_store_explicit(&rt->serving, n, memory_order_seq_cst);
+    wake_parked(rt);
+}
+
+void herd__serve_hold(herd__rt *rt, int n) {
+    if (!rt->serve_limits)
+        return;
+    herd__spin_lock(&rt->serve_lock);
+    rt->serve_held = 1;
+    /* ORDER: relaxed; serving changes only under serve_lock (or at stop,
+     * when no team runs), so this is the last value stored. */
+    int cur = atomic_load_explicit(&rt->serving, memory_order_relaxed);
+    if (n < cur)
+        serve_lower(rt, n);
+    else if (n > cur)
+        serve_raise(rt, n);
+    herd__spin_unlock(&rt->serve_lock);
+}
+
+void herd__serve_release(herd__rt *rt) {
+    if (!rt->serve_limits)
+        return;
+    herd__spin_lock(&rt->serve_lock);
+    rt->serve_held = 0;
+    herd__spin_unlock(&rt->serve_lock);
+}
+
+void herd__serve_unheld(herd__rt *rt) {
+    /* ORDER: relaxed; a hint. A value below nworkers that is already
+     * stale only takes the lock for nothing; one at nworkers that is stale
+     * belongs to a team being held now, which work from outside the team
+     * must not widen anyway. */
+    if (!rt->serve_limits ||
+        atomic_load_explicit(&rt->serving, memory_order_relaxed) == rt->nworkers)
+        return;
+    herd__spin_lock(&rt->serve_lock);
+    if (!rt->serve_held)
+        serve_raise(rt, rt->nworkers);
+    herd__spin_unlock(&rt->serve_lock);
+}
+
 void herd__serve_all(herd__rt *rt) {
     if (atomic_load_explicit(&rt->serving, memory_order_relaxed) == rt->nworkers)
         return;
-    /* ORDER: seq_cst; a parked worker's seq_cst recheck sees it, or the wake
-     * below comes after its read of serve_seq. */
-    atomic_store_explicit(&rt->serving, rt->nworkers, memory_order_seq_cst);
-    wake_parked(rt);
+    serve_raise(rt, rt->nworkers);
 }
 
 void herd__sched_loop(herd__worker *w) {

@@ -24,7 +24,7 @@
  * So a thread number must be one running task's at a time, and below the
  * team's size. In the outermost team it is: a task reports the worker that
  * runs it, tasks are tied, and only the team's workers run its tasks
- * (herd__serve_only). In other teams (nested, or of one thread inside a
+ * (herd__serve_hold). In other teams (nested, or of one thread inside a
  * worker) a task reports its creator's number and may run on any worker, so
  * a task that sees a registration runs at once there, on its creator's
  * stack (task.c, run_at_once).

@@ -50,7 +50,7 @@ static inline int thread_num_of(const omp_task *parent) {
     if (__builtin_expect(w < 0, 0))
         return thread_num_outside(parent);
     /* Outermost team: member i runs on worker i, and only the team's
-     * workers run its tasks (herd__serve_only): a task reports the worker
+     * workers run its tasks (herd__serve_hold): a task reports the worker
      * that runs it, one running task's number at a time. */
     const omp_team *team = parent->team;
     return team && team->outer && w < team->nthreads ? w : parent->thread_num;

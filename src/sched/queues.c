@@ -106,11 +106,12 @@ static int per_shepherd_push(herd__sched_worker *w, herd_fn fn, void *parent, ui
      * shepherds: a task queued at a shepherd with none of them waited for
      * the region's end, which waited for the task (a team of one thread
      * on two shepherds: omp.detach@fifo hung). ORDER: relaxed; pairs with
-     * the seq_cst store in herd__serve_only, which the team's encountering
+     * the seq_cst store of herd__serve_hold, which the team's encountering
      * thread makes before it places the members (a box's release, X1, or
      * a queue's lock, taken by the member), so every task of the region
-     * pushes under its value; herd__serve_all restores it only after the
-     * region's tasks ended. */
+     * pushes under its value; it changes again only at the next hold or
+     * when work comes from outside a team (G4), after the region's tasks
+     * ended. */
     int serving = atomic_load_explicit(env->serving, memory_order_relaxed);
     int s = serving < env->nworkers ? env->workers[w->rr++ % (unsigned)serving].shepherd
                                     : (int)(w->rr++ % (unsigned)env->nshepherds);
