@@ -148,6 +148,10 @@ static int pool_put(herd__rt *rt, herd__ult *u) {
     /* ORDER: relaxed throughout, as in pool_get(). */
     if (atomic_load_explicit(&rt->npool, memory_order_relaxed) >= STACK_POOL_MAX)
         return 0;
+    /* It leaves its worker with nothing deep kept (the probe of
+     * herd__ult_put may miss a frame that spanned it: ult/stack.h);
+     * outside the lock, and not for a stack about to be unmapped. */
+    herd__stack_trim(&rt->stacks, u->stack, 1);
     herd__spin_lock(&rt->pool_lock);
     int n = atomic_load_explicit(&rt->npool, memory_order_relaxed);
     if (n < STACK_POOL_MAX) {
@@ -204,9 +208,6 @@ void herd__ult_put(herd__worker *w, herd__ult *u) {
     u->home = NULL;
     u->ctx = NULL;
     if (w->ncache >= STACK_CACHE_MAX) {
-        /* It leaves its worker with nothing deep kept: the probe above may
-         * miss a frame that spanned it (ult/stack.h). */
-        herd__stack_trim(&w->rt->stacks, u->stack, 1);
         if (pool_put(w->rt, u))
             return;
         herd__ult_untrack(w->rt, u);

@@ -130,9 +130,7 @@ static void wait_for(omp_doacross *dx, const unsigned long long *v) {
         if (i == 1 && team_of_one(herd__omp_task()))
             herd__omp_fatal("ordered depend(sink) waits for an iteration that a team of one thread "
                             "has not run: the sink names a later iteration");
-        herd__cpu_relax();
-        if (i % WAIT_SPINS == 0)
-            herd__omp_relax(); /* the iteration's member may share our worker */
+        herd__omp_poll_pause(i, WAIT_SPINS); /* its member may share our worker or CPU */
     }
     /* D2. ORDER: acquire; pairs with D1's release store. */
     (void)atomic_load_explicit(w, memory_order_acquire);

@@ -582,6 +582,9 @@ bool herd__omp_loop_take(omp_task *t, long *lo, long *hi);
 void herd__omp_loop_leave(omp_task *t);
 /* Let the caller's worker run something else while it waits. */
 void herd__omp_relax(void);
+/* The look-th failed look (from 1) of a spin-wait: a pause, and every
+ * spins-th look herd__omp_relax; every look with more workers than CPUs. */
+void herd__omp_poll_pause(unsigned look, unsigned spins);
 /* lock.c: the ULT-aware lock on a 32-bit word (also critical, atomic). */
 void herd__omp_word_lock(_Atomic uint32_t *w);
 int herd__omp_word_trylock(_Atomic uint32_t *w);

@@ -162,6 +162,17 @@ void herd__omp_relax(void) {
     }
 }
 
+void herd__omp_poll_pause(unsigned look, unsigned spins) {
+    /* More workers than CPUs: the member that ends the wait may be waiting
+     * for this CPU (EPCC ORDERED, 4 threads on 2 CPUs: 4.6 us per iteration
+     * with an offer every 32 looks, 2.1 with one at every look). */
+    const herd__rt *rt = herd__rt_started();
+    if (look % spins == 0 || (rt && herd__rt_oversubscribed(rt)))
+        herd__omp_relax();
+    else
+        herd__cpu_relax();
+}
+
 /* ---------------------------------------------------------- mixed teams */
 
 typedef struct mix_arm {

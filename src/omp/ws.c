@@ -320,22 +320,11 @@ static void wait_turn(omp_task *t) {
      * (herd__omp_relax) made each member look away when it came (EPCC
      * ORDERED, 16 threads on the 16-core device: 0.44 us, libgomp 0.22).
      * Otherwise (or after that spin) poll, offering the CPU every
-     * TURN_SPINS looks. */
+     * TURN_SPINS looks, or at every look with more workers than CPUs. */
     herd__worker *self = herd__self();
-    if (!self || !herd__spin_wait(self, look_at_turn, t)) {
-        /* More workers than CPUs (herd__spin_wait declined at once): the
-         * member whose turn it is may be waiting for this CPU, so offer it
-         * at every look (EPCC ORDERED, 4 threads on 2 CPUs: 4.6 us per
-         * iteration with an offer every 32 looks, libomp 0.34). */
-        const herd__rt *rt = herd__rt_started();
-        unsigned every = rt && herd__rt_oversubscribed(rt) ? 1 : TURN_SPINS;
-        for (unsigned i = 1; !look_at_turn(t); i++) {
-            if (i % every == 0)
-                herd__omp_relax();
-            else
-                herd__cpu_relax();
-        }
-    }
+    if (!self || !herd__spin_wait(self, look_at_turn, t))
+        for (unsigned i = 1; !look_at_turn(t); i++)
+            herd__omp_poll_pause(i, TURN_SPINS);
     /* ORDER: acquire; pairs with the release store in pass_turn: the
      * previous chunk's ordered writes are visible. */
     (void)atomic_load_explicit(&t->ws->ord_turn, memory_order_acquire);

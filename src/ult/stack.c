@@ -206,9 +206,10 @@ void herd__stack_trim(const herd__stack_conf *c, herd__stack *s, int force) {
     uintptr_t keep_from = (uintptr_t)(top - HERD__STACK_KEEP) & ~(uintptr_t)(c->page - 1);
     unsigned char *to = (unsigned char *)keep_from;
     /* madvise takes the mmap lock and may shoot down TLBs on every CPU the
-     * process runs on: one per recycled stack cost a work-first spawn on
-     * 8 MiB stacks 10x at one worker and 100x at two (issue 15). So a
-     * stack whose tasks stayed within the kept top is left alone. */
+     * process runs on: one per recycled stack made a work-first spawn on
+     * 8 MiB stacks 8x dearer on one worker and 100x on two (2-core VM), 60x
+     * on 16 (docs/benchmarks.md, round 22). So a stack whose tasks stayed
+     * within the kept top is left alone. */
     if (to > from && (force || reached_below(c, from, to))) {
         (void)madvise(from, (size_t)(to - from), MADV_DONTNEED);
         atomic_fetch_add_explicit(&trims, 1, memory_order_relaxed);
