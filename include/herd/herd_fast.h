@@ -18,6 +18,17 @@
 #define HERD__ATOMIC(T) _Atomic(T)
 #endif
 
+/* Relaxed loads and stores of the fields above, from the inline paths. In C,
+ * clang's __atomic builtins refuse _Atomic objects and its __c11 ones take
+ * them; gcc's __atomic builtins take both. */
+#if defined(__clang__) && !defined(__cplusplus)
+#define HERD__LOAD_RELAXED(p) __c11_atomic_load((p), __ATOMIC_RELAXED)
+#define HERD__STORE_RELAXED(p, v) __c11_atomic_store((p), (v), __ATOMIC_RELAXED)
+#else
+#define HERD__LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define HERD__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#endif
+
 /* Arguments up to this size live in the deque slot itself. */
 #define HERD__SLOT_INLINE_ARG 40
 /* herd__task_kind of an ordinary child (see src/core/runtime.h). */
@@ -89,12 +100,12 @@ HERD_API void herd__frame_finish(herd__frame *f);
 
 static inline __attribute__((always_inline)) void herd__count(HERD__ATOMIC(uint64_t) * c) {
     /* Owner-only counter: a plain load and store, atomic so readers may race. */
-    __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    HERD__STORE_RELAXED(c, HERD__LOAD_RELAXED(c) + 1);
 }
 
 static inline __attribute__((always_inline)) void herd__frame_open(herd__frame *fr, herd__hot *h,
                                                                    herd_fn fn, herd__frame *up) {
-    __atomic_store_n(&fr->join.pending, 0, __ATOMIC_RELAXED);
+    HERD__STORE_RELAXED(&fr->join.pending, 0);
     fr->base = h->q.head;
     fr->nspawned = 0;
     fr->up = up;
@@ -127,7 +138,7 @@ static inline __attribute__((always_inline)) int herd__spawn_fast(herd_fn fn, co
     h->frame->nspawned++;
     herd__count(&h->spawned);
     /* ORDER: relaxed; a late view only delays publication (S3). */
-    if (__builtin_expect(__atomic_load_n(&h->q.split_req, __ATOMIC_RELAXED) != 0, 0))
+    if (__builtin_expect(HERD__LOAD_RELAXED(&h->q.split_req) != 0, 0))
         herd__publish_slow();
     return 0;
 }
@@ -148,7 +159,7 @@ static inline __attribute__((always_inline)) int herd__wait_fast(void) {
         if (__builtin_expect(head <= h->q.split || s->parent != (void *)&f->join ||
                                  s->size > HERD__SLOT_INLINE_ARG ||
                                  (char *)__builtin_frame_address(0) < h->stack_limit ||
-                                 __atomic_load_n(&h->q.split_req, __ATOMIC_RELAXED) != 0,
+                                 HERD__LOAD_RELAXED(&h->q.split_req) != 0,
                              0))
             return herd__wait_slow();
         h->q.head = head - 1;

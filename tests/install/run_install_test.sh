@@ -10,6 +10,9 @@
 #   6. the consumer builds with `pkg-config --cflags --libs herd` and runs
 #   4-6 each for the C consumer (consumer.c) and the C++ one (consumer.cpp,
 #   herd.hpp, C++17)
+#   7. both consumers build with clang and clang++ through pkg-config, with
+#      -Wall -Wextra -Werror, and run: the inline paths of herd.h are
+#      compiled by the user's compiler, not ours
 # usage: run_install_test.sh BUILD_DIR TEST_SOURCE_DIR CMAKE GENERATOR CC [SANITIZE_FLAGS [CXX]]
 # Set HERD_KEEP_INSTALL_TMP=1 to keep the temporary prefix for inspection.
 set -uo pipefail
@@ -196,6 +199,32 @@ else
         else
             fail "pkg-config: building the C++ consumer with '-std=c++17 $cflags $libs' failed"
         fi
+    fi
+fi
+
+# -------------------------------------------------------------------- clang
+# herd.h's inline spawn and wait compile in the user's program, so a
+# compiler other than the one that built libherd must take them too.
+# scripts/deps.sh installs clang; a machine without it fails this check.
+clang_cc=$(command -v clang || command -v clang-14 || true)
+clang_cxx=$(command -v clang++ || command -v clang++-14 || true)
+if [ -z "$clang_cc" ] || [ -z "$clang_cxx" ]; then
+    fail "clang: no clang/clang++ (or clang-14/clang++-14) on PATH; scripts/deps.sh installs it"
+elif [ -n "${cflags+x}" ]; then
+    strict="-O2 -Wall -Wextra -Werror"
+    # shellcheck disable=SC2086 # flags are word lists
+    if run_logged "$tmp/clang-build.log" "$clang_cc" -std=c11 $strict $sanflags \
+        -o "$tmp/consumer-clang" "$here/consumer/consumer.c" $cflags $libs; then
+        run_consumer "clang ($clang_cc -std=c11 $strict)" "$tmp/consumer-clang"
+    else
+        fail "clang: building the C consumer with $clang_cc failed"
+    fi
+    # shellcheck disable=SC2086 # flags are word lists
+    if run_logged "$tmp/clang-build-cpp.log" "$clang_cxx" -std=c++17 $strict $sanflags \
+        -o "$tmp/consumer-clang-cpp" "$here/consumer/consumer.cpp" $cflags $libs; then
+        run_consumer "clang++ ($clang_cxx -std=c++17 $strict)" "$tmp/consumer-clang-cpp"
+    else
+        fail "clang: building the C++ consumer with $clang_cxx failed"
     fi
 fi
 
