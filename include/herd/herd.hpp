@@ -432,7 +432,12 @@ class task_group {
             detail::eh_parked parked; // a work-first spawn suspends the caller
             detail::spawn_callable(
                 &ex_, std::forward<F>(f),
-                [](herd_fn fn, const void *a, std::size_t n) { return herd_spawn(fn, a, n); },
+                // herd_spawn, but the packet copied with memcpy: the compiler
+                // built it with moves as wide as it chose, which a copy in
+                // herd_spawn's 4-byte pieces would only lengthen (herd_fast.h).
+                [](herd_fn fn, const void *a, std::size_t n) {
+                    return herd__spawn_fast_copy(fn, a, n, 0);
+                },
                 "herd::task_group::run");
             return;
         }

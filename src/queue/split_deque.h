@@ -201,7 +201,7 @@ static inline void herd__sdq_copy_out(herd__sdq *q, uint32_t idx, herd__taskcopy
     out->size = s->size;
     out->kind = s->kind;
     if (__builtin_expect(s->size <= HERD__SLOT_INLINE_ARG, 1))
-        memcpy(out->arg, s->arg, HERD__SLOT_INLINE_ARG); /* fixed size: a few moves */
+        herd__arg_load(out->arg, s->arg); /* fixed size, in herd_spawn's pieces */
     else
         memcpy(out->arg, herd__sdq_argp(q, s, s->size), s->size);
 }
