@@ -304,10 +304,10 @@ static int open_registry(herd__rt *rt) {
  * With more workers than the CPUs this process may use, a searching worker
  * takes CPU time from a busy one: search 50 us (docs/design/tasks.md,
  * "Worker loop and sleep"). HERD_IDLE=adaptive:US sets it. */
-static int cpus_for_each(int nworkers) {
+/* The CPUs this process may run on. */
+static int process_cpus(void) {
     cpu_set_t cpus;
-    int ncpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-    return nworkers <= ncpus;
+    return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
 }
 
 static uint64_t adaptive_spin_ns(const herd__settings *set, int cpu_per_worker) {
@@ -355,7 +355,9 @@ static int rt_prepare(herd__rt *rt, const herd_config *cfg) {
             return rc;
         }
     }
-    rt->cpu_per_worker = cpus_for_each(rt->nworkers);
+    int ncpus = process_cpus();
+    rt->cpu_per_worker = rt->nworkers <= ncpus;
+    rt->spare_cpus = rt->cpu_per_worker ? ncpus - rt->nworkers : 0;
     rt->spin_ns = adaptive_spin_ns(&rt->set, rt->cpu_per_worker);
     herd__stack_conf_init(&rt->stacks, rt->set.stack_size, rt->set.stack_guard,
                           rt->set.stack_guard_size, NULL);

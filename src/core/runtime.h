@@ -280,6 +280,7 @@ typedef struct herd__rt {
     /* W1..W4: sleeping workers. */
     uint64_t spin_ns;   /* HERD_IDLE=adaptive: search this long, then sleep */
     int cpu_per_worker; /* the process may use at least as many CPUs as workers */
+    int spare_cpus;     /* CPUs of the process beyond the workers' (0 when oversubscribed) */
     /* The words idle workers and wakers change all the time (W1..W3), on a
      * cache line of their own: beside them, the adopt flags that every
      * OpenMP region reads and the `adopted` it CASes missed the cache each

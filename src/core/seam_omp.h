@@ -38,19 +38,27 @@ int herd__rt_oversubscribed(const herd__rt *rt);
 
 /* Threads of the program beside the workers that want a CPU now: the
  * OpenMP layer's guests while they are not asleep (omp/guest.c, team.c).
- * While there are any, an idle worker yields its CPU after each failed
+ * While there are more of them than CPUs the workers leave free
+ * (rt->spare_cpus), an idle worker yields its CPU after each failed
  * search, not after every SPIN_ROUNDS-th, and a worker's spin-wait yields
  * as it spins: with more threads than cores (a team larger than the
  * workers, nested teams) a guest waited for a searching worker's time
- * slice. ORDER: relaxed everywhere; a hint for how often to yield, which
- * no correctness hangs on. */
+ * slice. While they fit the spare CPUs nobody waits for a CPU, and a
+ * yield per search only slows the worker's answer (EPCC's nested region,
+ * a team of 1 around one of 2 on 2 CPUs: 1 worker and 1 guest). ORDER:
+ * relaxed everywhere; a hint for how often to yield, which no correctness
+ * hangs on. */
 extern _Atomic int herd__threads_beside;
 static inline void herd__beside_add(int delta) {
     atomic_fetch_add_explicit(&herd__threads_beside, delta, memory_order_relaxed);
 }
-static inline int herd__beside_any(void) {
-    return atomic_load_explicit(&herd__threads_beside, memory_order_relaxed) > 0;
+static inline int herd__beside_count(void) {
+    return atomic_load_explicit(&herd__threads_beside, memory_order_relaxed);
 }
+/* Whether threads of the program may be waiting for a CPU: more workers
+ * than CPUs, or more such threads awake than the CPUs the workers leave
+ * free; also when no runtime runs (nothing known). */
+int herd__cpus_crowded(void);
 
 /* The worker running the caller, or NULL. Read it again after anything that
  * may suspend the task: it may resume on another worker. */
@@ -154,8 +162,9 @@ void herd__block_on(int kind, const void *obj, void *ra,
  * ready queue (callable from a worker only). */
 void herd__ult_ready(herd__ult *u);
 
-/* core/worker.c: before a task suspends to wait for something that another worker is
- * about to do (a barrier's last arrival, a group's last task): spin until
+/* core/worker.c: before a task suspends to wait for something that another worker
+ * (or a thread beside the workers) is about to do (a barrier's last
+ * arrival, a group's last task, a guest member's end): spin until
  * done(arg), up to HERD__SPIN_WAIT_NS, and only while w has nothing else to
  * run and each worker has a CPU (otherwise the time is better given to that
  * work, or to the thread being waited for). 1 when done(arg) came true.

@@ -393,6 +393,17 @@ _Atomic int herd__threads_beside;
  * 1.23 -> 0.65 us with 8; fib(30) unchanged). */
 #define IDLE_PAUSES 8
 
+/* More threads beside the workers want a CPU than the workers leave free
+ * (seam_omp.h). */
+static int beside_crowd(const herd__rt *rt) {
+    return herd__beside_count() > rt->spare_cpus;
+}
+
+int herd__cpus_crowded(void) {
+    const herd__rt *rt = herd__rt_started();
+    return !rt || !rt->cpu_per_worker || beside_crowd(rt);
+}
+
 /* One failed search: pause, or sleep once an adaptive worker has searched
  * for rt->spin_ns since it last found work or woke up (*spin_since, 0 when
  * not yet started). */
@@ -429,7 +440,7 @@ static void idle_step(herd__worker *w, unsigned *fails, uint64_t *spin_since, ui
      * 20 s a team of 4 against 2.4 s after, libomp 2.6-3.4), or while
      * threads beside the workers want a CPU (herd__threads_beside), give
      * the CPU away after each failed search; otherwise now and then. */
-    if (*fails % SPIN_ROUNDS == 0 || !w->rt->cpu_per_worker || herd__beside_any())
+    if (*fails % SPIN_ROUNDS == 0 || !w->rt->cpu_per_worker || beside_crowd(w->rt))
         sched_yield();
 }
 
@@ -441,7 +452,9 @@ static int has_local_work(herd__worker *w) {
 }
 
 int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg) {
-    if (!w->rt->cpu_per_worker || w->rt->nworkers < 2)
+    /* Only another worker, or a thread beside the workers (an OpenMP
+     * guest: a nested team's member), can end the wait while w spins. */
+    if (!w->rt->cpu_per_worker || (w->rt->nworkers < 2 && herd__beside_count() == 0))
         return 0;
     uint64_t start = 0;
     for (unsigned i = 0;; i++) {
@@ -453,7 +466,7 @@ int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg) {
                 start = now;
             else if (now - start >= HERD__SPIN_WAIT_NS || has_local_work(w))
                 return 0;
-            if (herd__beside_any()) /* the awaited may be one, without a CPU */
+            if (beside_crowd(w->rt)) /* the awaited may be one, without a CPU */
                 sched_yield();
         }
         herd__cpu_relax();

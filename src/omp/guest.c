@@ -181,7 +181,7 @@ static void register_atfork(void) {
 
 /* The go word's next value that is not idle: GO_JOB or an exit. */
 static uint32_t wait_job(guest *g) {
-    omp_spin s = {0, 0, 0};
+    omp_spin s = {0, 0, 0, 0};
     uint32_t v;
     do {
         /* ORDER: acquire; pairs with the release exchange in

@@ -426,21 +426,29 @@ int herd__omp_num_places(void);
 const cpu_set_t *herd__omp_place_set(int i);
 int herd__omp_place_of_thread(void);
 /* A thread's wait (no herd worker: a guest, an application thread) before
- * it sleeps on a futex: it looks for OMP_SPIN_NS, pausing, then yielding
- * its CPU at each look (herd__spin_backoff): with more threads than cores
- * (teams larger than the workers, nested teams) the thread it waits for may
- * need this CPU. A bound in time, not in looks: a yield takes far longer
- * than a pause. Use: omp_spin s = {0}; do { if (done) return; } while
- * (herd__omp_spin_step(&s)); then sleep. */
+ * it sleeps on a futex: it looks for OMP_SPIN_NS, pausing. While threads
+ * may wait for a CPU (herd__cpus_crowded: teams larger than the workers,
+ * nested teams, on too few cores) it yields its CPU at each look after the
+ * first few (herd__spin_backoff), since the thread it waits for may need
+ * this CPU; otherwise a yield only delays its answer (a nested team's
+ * guest on a CPU of its own: EPCC's nested region, 1.8 -> 1.1 us). Checked
+ * every 16th look, with the clock. A bound in time, not in looks: a yield
+ * takes far longer than a pause. Use: omp_spin s = {0}; do { if (done)
+ * return; } while (herd__omp_spin_step(&s)); then sleep. */
 #define OMP_SPIN_NS 50000
 typedef struct omp_spin {
     unsigned pauses, looks;
     uint64_t since;
+    int crowded;
 } omp_spin;
 static inline int herd__omp_spin_step(omp_spin *s) {
-    herd__spin_backoff(&s->pauses);
+    if (s->crowded)
+        herd__spin_backoff(&s->pauses);
+    else
+        herd__cpu_relax();
     if (++s->looks % 16)
         return 1;
+    s->crowded = herd__cpus_crowded();
     uint64_t now = herd__now_ns();
     if (!s->since)
         s->since = now;

@@ -295,7 +295,7 @@ static int run_one(omp_team *team, pool_filter f) {
 }
 
 static void pool_wait(omp_team *team, int (*done)(void *), void *arg, pool_filter f) {
-    omp_spin s = {0, 0, 0};
+    omp_spin s = {0, 0, 0, 0};
     for (;;) {
         /* The word the futex compares, read before this round's looks at
          * done and at the pool: a change after it (a task queued, what done
@@ -305,7 +305,7 @@ static void pool_wait(omp_team *team, int (*done)(void *), void *arg, pool_filte
         if (done(arg))
             return;
         if (run_one(team, f)) {
-            s = (omp_spin){0, 0, 0};
+            s = (omp_spin){0, 0, 0, 0};
             continue;
         }
         if (herd__omp_spin_step(&s))
@@ -322,7 +322,7 @@ static void pool_wait(omp_team *team, int (*done)(void *), void *arg, pool_filte
             herd__omp_guest_sleeps(0);
         }
         atomic_fetch_sub_explicit(&wake_word.sleepers, 1, memory_order_relaxed);
-        s = (omp_spin){0, 0, 0};
+        s = (omp_spin){0, 0, 0, 0};
     }
 }
 

@@ -231,7 +231,7 @@ static void mix_wait(omp_team *team, omp_waiter *w) {
         (void)atomic_load_explicit(&w->flag, memory_order_acquire); /* ORDER: as below */
         return;
     }
-    omp_spin s = {0, 0, 0};
+    omp_spin s = {0, 0, 0, 0};
     do {
         /* ORDER: acquire; pairs with the release exchange in mix_release(). */
         if (atomic_load_explicit(&w->flag, memory_order_acquire) == 1)
