@@ -37,6 +37,7 @@ import datetime as _dt
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -153,6 +154,29 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def drop_refused(herd_cli: Path, scheds: list[Sched], asked: set[str]) -> list[Sched]:
+    """The variants that --spawn/--steal made by crossing, less those the runtime
+    refuses (work-first with steal=half, or with a queue scheduler): `herd topo`
+    checks each one's settings as a run would, and one it refuses is left out
+    with the runtime's own words. A variant written out in --scheds is kept
+    either way (refused, its rows say FAILED)."""
+    kept = []
+    for s in scheds:
+        if s.name in asked:
+            kept.append(s)
+            continue
+        env = dict(os.environ, **dict(s.env))
+        r = subprocess.run([str(herd_cli), "topo"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        if r.returncode == 0:
+            kept.append(s)
+            continue
+        why = next((ln for ln in r.stderr.splitlines() if ln.startswith("herd:")),
+                   f"exit status {r.returncode}")
+        print(f"--spawn/--steal: {s.name} left out, the runtime refuses it: {why}")
+    return kept
+
+
 def print_tables(rows: list[Row], scheds: list[Sched], doc: dict[str, Any],
                  counters_only: bool, idle_line: str = "") -> None:
     workers = doc["workers"]
@@ -265,6 +289,18 @@ def main(argv: list[str]) -> int:
         if not os.access(args.bindir / b, os.X_OK):
             print(f"error: {args.bindir / b} is missing or not executable "
                   f"(build the {', '.join(binaries)} targets first)", file=sys.stderr)
+            return 2
+
+    if args.spawn or args.steal:
+        herd_cli = args.bindir.parent / "herd"
+        if not os.access(herd_cli, os.X_OK):
+            print(f"error: --spawn/--steal: {herd_cli} (herd's CLI, which checks each crossed "
+                  "variant) is missing", file=sys.stderr)
+            return 2
+        args.sched_list = drop_refused(herd_cli, args.sched_list, set(_list(args.scheds)))
+        if not args.sched_list:
+            print("error: the runtime refuses every variant of the --spawn/--steal crossing",
+                  file=sys.stderr)
             return 2
 
     configs = build_configs(args.worker_list, args.sched_list, large=args.large,

@@ -50,6 +50,28 @@ def test_expand_scheds_crosses_spawn_and_steal() -> None:
     assert [s.name for s in expand_scheds(["ws", "ws"], [], [])] == ["ws"]
 
 
+def test_drop_refused_leaves_out_crossed_variants_the_runtime_refuses(tmp_path: Path,
+                                                                      capsys) -> None:
+    # A stand-in for `herd topo`: refuses work-first with steal=half, as herd does.
+    fake = tmp_path / "herd"
+    fake.write_text("#!/bin/sh\n"
+                    "if [ \"$HERD_SPAWN\" = work-first ] && [ \"$HERD_STEAL\" = half ]; then\n"
+                    "  echo 'herd: HERD_STEAL: refused' >&2; exit 2\n"
+                    "fi\n"
+                    "[ \"$1\" = topo ]\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    crossed = expand_scheds(["ws", "mts"], ["work-first"], ["one", "half"])
+    kept = cli.drop_refused(fake, crossed, {"ws", "mts"})
+    # The refused ones go, with the runtime's words; the others stay, in order.
+    assert [s.name for s in kept] == ["ws:spawn=work-first:steal=one",
+                                      "mts:spawn=work-first:steal=one"]
+    out = capsys.readouterr().out
+    assert "ws:spawn=work-first:steal=half left out" in out and "herd: HERD_STEAL" in out
+    # A variant written out in --scheds is kept even when refused (its rows say FAILED).
+    written = expand_scheds(["ws:spawn=work-first:steal=half"], [], [])
+    assert cli.drop_refused(fake, written, {"ws:spawn=work-first:steal=half"}) == written
+
+
 def test_build_configs_matrix() -> None:
     scheds = expand_scheds(["ws", "fifo"], [], [])
     cfgs = build_configs([1, 2], scheds, kernels=("fib", "sort"), sort_n=1000,
