@@ -28,14 +28,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The state a record is in between two constructs, which the next
+ * construct's claimer and members count on (its set-up writes the loop or
+ * the sections' count itself). Shared by the ring's start and by the last
+ * member's reset (ws_leave); dx and mem are the caller's to free or clear.
+ * ORDER: relaxed; what publishes it is the caller's (see there). */
+static void ws_clear(omp_ws *ws) {
+    atomic_store_explicit(&ws->left, 0, memory_order_relaxed);
+    atomic_store_explicit(&ws->ready_for, -1, memory_order_relaxed);
+    atomic_store_explicit(&ws->single, 0, memory_order_relaxed);
+    atomic_store_explicit(&ws->ord_turn, 0, memory_order_relaxed);
+    atomic_store_explicit(&ws->next, 0, memory_order_relaxed);
+    ws->copy = NULL;
+    ws->red = NULL;
+    atomic_store_explicit(&ws->red_state, OMP_EXTRA_NONE, memory_order_relaxed);
+    atomic_store_explicit(&ws->mem_state, OMP_EXTRA_NONE, memory_order_relaxed);
+}
+
+/* The ring of a new team, which region_start does not zero (2 KB: a third
+ * of an empty region of one thread went to zeroing its team). The team's
+ * members start after this (the queueing of their tasks orders it). */
 void herd__omp_ws_ring_init(omp_team *team) {
     for (int i = 0; i < WS_RING; i++) {
         omp_ws *ws = &team->ws[i];
-        atomic_init(&ws->ready_for, -1);
-        atomic_init(&ws->free_for, i);
-        atomic_init(&ws->left, 0);
-        atomic_init(&ws->single, 0);
-        atomic_init(&ws->ord_turn, 0);
+        ws_clear(ws);
+        ws->dx = NULL;
+        ws->mem = NULL;
+        atomic_store_explicit(&ws->free_for, i, memory_order_relaxed);
     }
 }
 
@@ -115,20 +134,12 @@ void herd__omp_ws_leave(omp_task *t) {
      * one sees every member done with the record before it resets it. */
     if (atomic_fetch_add_explicit(&ws->left, 1, memory_order_acq_rel) + 1 != t->team->nthreads)
         return;
-    /* The reset. ORDER: relaxed; the release store of free_for below
-     * publishes it to the next construct's members (ws_enter's acquire). */
-    atomic_store_explicit(&ws->left, 0, memory_order_relaxed);
-    atomic_store_explicit(&ws->ready_for, -1, memory_order_relaxed);
-    atomic_store_explicit(&ws->single, 0, memory_order_relaxed);
-    atomic_store_explicit(&ws->ord_turn, 0, memory_order_relaxed);
-    atomic_store_explicit(&ws->next, 0, memory_order_relaxed);
+    /* The reset. The release store of free_for below publishes it to the
+     * next construct's members (ws_enter's acquire). */
+    ws_clear(ws);
     herd__omp_doacross_free(ws);
-    ws->copy = NULL;
-    ws->red = NULL;
-    atomic_store_explicit(&ws->red_state, OMP_EXTRA_NONE, memory_order_relaxed);
     free(ws->mem);
     ws->mem = NULL;
-    atomic_store_explicit(&ws->mem_state, OMP_EXTRA_NONE, memory_order_relaxed);
     /* ORDER: release; pairs with the acquire load and CAS in ws_enter(). */
     atomic_store_explicit(&ws->free_for, t->ws_k + WS_RING, memory_order_release);
 }
