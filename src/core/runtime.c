@@ -297,6 +297,12 @@ static int open_registry(herd__rt *rt) {
     return rc;
 }
 
+/* The CPUs this process may run on. */
+static int process_cpus(void) {
+    cpu_set_t cpus;
+    return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+}
+
 /* How long an adaptive idle worker searches before it sleeps. A sleeper
  * misses work that is published and taken back before the futex wake-up
  * lands (tens of microseconds), and a task-parallel program has such gaps at
@@ -304,12 +310,6 @@ static int open_registry(herd__rt *rt) {
  * With more workers than the CPUs this process may use, a searching worker
  * takes CPU time from a busy one: search 50 us (docs/design/tasks.md,
  * "Worker loop and sleep"). HERD_IDLE=adaptive:US sets it. */
-/* The CPUs this process may run on. */
-static int process_cpus(void) {
-    cpu_set_t cpus;
-    return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-}
-
 static uint64_t adaptive_spin_ns(const herd__settings *set, int cpu_per_worker) {
     if (set->spin_us)
         return (uint64_t)set->spin_us * 1000;
