@@ -149,7 +149,8 @@ static inline __attribute__((always_inline)) uint32_t herd__arg_word(const unsig
 static inline __attribute__((always_inline)) void herd__arg_store(unsigned char *dst,
                                                                   const void *src, size_t n) {
     if (!__builtin_constant_p(n) || n % 4 != 0) {
-        __builtin_memcpy(dst, src, n);
+        if (n) /* src may be NULL then */
+            __builtin_memcpy(dst, src, n);
         return;
     }
     const unsigned char *p = (const unsigned char *)src;
