@@ -393,15 +393,16 @@ _Atomic int herd__threads_beside;
  * 1.23 -> 0.65 us with 8; fib(30) unchanged). */
 #define IDLE_PAUSES 8
 
-/* More threads beside the workers want a CPU than the workers leave free
+/* Threads of the program may wait for a CPU: more workers than CPUs, or
+ * more threads beside the workers want one than the workers leave free
  * (seam_omp.h). */
-static int beside_crowd(const herd__rt *rt) {
-    return herd__beside_count() > rt->spare_cpus;
+static int crowded(const herd__rt *rt) {
+    return !rt->cpu_per_worker || herd__beside_count() > rt->spare_cpus;
 }
 
 int herd__cpus_crowded(void) {
     const herd__rt *rt = herd__rt_started();
-    return !rt || !rt->cpu_per_worker || beside_crowd(rt);
+    return !rt || crowded(rt);
 }
 
 /* One failed search: pause, or sleep once an adaptive worker has searched
@@ -438,9 +439,10 @@ static void idle_step(herd__worker *w, unsigned *fails, uint64_t *spin_since, ui
      * would end the wait has no CPU: OpenMP members spinning in user code
      * for member 0, LLVM's kmp_sch_simd_guided.c with 4 workers on 2 CPUs,
      * 20 s a team of 4 against 2.4 s after, libomp 2.6-3.4), or while
-     * threads beside the workers want a CPU (herd__threads_beside), give
-     * the CPU away after each failed search; otherwise now and then. */
-    if (*fails % SPIN_ROUNDS == 0 || !w->rt->cpu_per_worker || beside_crowd(w->rt))
+     * threads beside the workers want more CPUs than the workers leave
+     * free (crowded), give the CPU away after each failed search;
+     * otherwise now and then. */
+    if (*fails % SPIN_ROUNDS == 0 || crowded(w->rt))
         sched_yield();
 }
 
@@ -466,7 +468,7 @@ int herd__spin_wait(herd__worker *w, int (*done)(void *), void *arg) {
                 start = now;
             else if (now - start >= HERD__SPIN_WAIT_NS || has_local_work(w))
                 return 0;
-            if (beside_crowd(w->rt)) /* the awaited may be one, without a CPU */
+            if (crowded(w->rt)) /* the awaited may be a guest, without a CPU */
                 sched_yield();
         }
         herd__cpu_relax();

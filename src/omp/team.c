@@ -146,16 +146,17 @@ int herd__omp_pause(void) {
 
 void herd__omp_relax(void) {
     if (herd__self()) {
-        int oversubscribed = herd__rt_oversubscribed(herd__rt_started());
+        int crowded = herd__cpus_crowded();
         OMP_SAVE();
         herd_yield();
         OMP_RESTORE();
-        /* More workers than CPUs: the member we wait for may be another
-         * worker's kernel thread that the OS has not scheduled; herd_yield
-         * only runs our own worker's tasks, so give the CPU away too (a
-         * spin-wait chain through 3 workers on 2 CPUs otherwise moved one
-         * step per OS time slice: omp.loops.herd-run, 60 s and more). */
-        if (oversubscribed)
+        /* Crowded CPUs (more workers than CPUs, or guests beyond the spare
+         * ones): the member we wait for may be a kernel thread that the OS
+         * has not scheduled; herd_yield only runs our own worker's tasks,
+         * so give the CPU away too (a spin-wait chain through 3 workers on
+         * 2 CPUs otherwise moved one step per OS time slice:
+         * omp.loops.herd-run, 60 s and more). */
+        if (crowded)
             sched_yield();
     } else {
         sched_yield();
@@ -163,11 +164,11 @@ void herd__omp_relax(void) {
 }
 
 void herd__omp_poll_pause(unsigned look, unsigned spins) {
-    /* More workers than CPUs: the member that ends the wait may be waiting
-     * for this CPU (EPCC ORDERED, 4 threads on 2 CPUs: 4.6 us per iteration
-     * with an offer every 32 looks, 2.1 with one at every look). */
-    const herd__rt *rt = herd__rt_started();
-    if (look % spins == 0 || (rt && herd__rt_oversubscribed(rt)))
+    /* Crowded CPUs (herd__cpus_crowded): the member that ends the wait may
+     * be waiting for this CPU (EPCC ORDERED, 4 threads on 2 CPUs: 4.6 us
+     * per iteration with an offer every 32 looks, 2.1 with one at every
+     * look). */
+    if (look % spins == 0 || herd__cpus_crowded())
         herd__omp_relax();
     else
         herd__cpu_relax();
