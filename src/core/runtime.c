@@ -433,6 +433,7 @@ static void sched_env_open(herd__rt *rt) {
     env->steal = rt->set.steal;
     env->steal_chunk = rt->set.steal_chunk;
     env->serving = &rt->serving;
+    env->rescue_after_ns = rt->rescue ? HERD__RESCUE_AFTER_NS : 0;
 }
 
 /* The scheduler's per-worker records, filled, then its init. */

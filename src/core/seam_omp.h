@@ -67,8 +67,9 @@ static inline herd__worker *herd__self(void) {
 }
 /* What a worker begins with (core/runtime.h checks it): its hot part, which
  * herd__tls points at, then its index, then its scheduler's record, whose
- * shares_into is the queue it shares its tasks into (mts, central; NULL
- * under the others). */
+ * shares_into is the queue it shares its tasks into (mts, central; under
+ * lifo its own shepherd's, one of those it deals to; NULL under the
+ * others). */
 typedef struct herd__worker_head {
     herd__hot hot;
     int id;
@@ -82,8 +83,9 @@ static inline int herd__self_id(void) {
     return h ? ((const herd__worker_head *)(void *)h)->id : -1;
 }
 /* The tasks worker h queued that nobody has started: its deque's, and
- * under mts and central those in the queue it shares into, which holds its
- * shepherd-mates' too (an upper bound then). For the OpenMP creation
+ * under mts, central and lifo those in the queue it shares into, which
+ * holds its shepherd-mates' too (lifo: other shepherds' deals too, and not
+ * the parts it dealt elsewhere; an estimate then). For the OpenMP creation
  * throttle. */
 static inline uint32_t herd__self_queued(herd__hot *h) {
     uint32_t n = herd__sdq_queued(&h->q);

@@ -235,7 +235,7 @@ static inline __attribute__((always_inline)) void task_frame(omp_task *t, herd__
 }
 
 /* The worker has no deque: its scheduler queues every task in shared
- * queues (fifo, lifo; the deque was never set up). */
+ * queues (fifo; the deque was never set up). */
 static inline int no_deque(const herd__hot *h) {
     return h->q.cap == 0;
 }
@@ -487,7 +487,7 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
 
 #define run_now herd__omp_run_undeferred
 
-/* The throttle under the queue schedulers (fifo, lifo: no
+/* The throttle under the queue scheduler (fifo: no
  * deque): the team's tasks queued and not started, counted at their
  * creation and start (HDR_COUNTED), against the bound for each of its
  * threads; libgomp counts likewise, team-wide. */
@@ -517,8 +517,8 @@ static __attribute__((noinline)) void throttle_calm(omp_throttle *t) {
  * thread, while its worker's deque already holds at least the bound
  * (HERD_OMP_THROTTLE, default 4, raised while thieves ask: omp/throttle.h)
  * tasks that nobody has taken (public or private,
- * docs/design/split-deque.md; under mts and central with those it shared
- * into its scheduler's queue, herd__self_queued): those are the older, larger tasks that
+ * docs/design/split-deque.md; under mts, central and lifo with those in
+ * the scheduler's queue it shares into, herd__self_queued): those are the older, larger tasks that
  * thieves take first, so a further task adds no parallelism, only the cost
  * of deferring it (the queue slot and the pop: about twice an undeferred
  * call, fib(30)). The OpenMP specification lets the encountering thread

@@ -1,6 +1,8 @@
 /* Locked double-ended pointer queue (see task_queue.h). */
 #include "queue/task_queue.h"
 
+#include "arch/assert.h"
+
 #include "herd/herd.h"
 
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 void herd__tq_init(herd__tq *q) {
     memset(q, 0, sizeof *q);
     atomic_init(&q->size, 0);
+    atomic_init(&q->taken, 0);
 }
 
 void herd__tq_fini(herd__tq *q) {
@@ -33,6 +36,10 @@ static int grow(herd__tq *q) {
 }
 
 static void set_count(herd__tq *q, uint32_t n) {
+    if (n < q->count) /* ORDER: relaxed; see taken. Lock held: one writer. */
+        atomic_store_explicit(&q->taken,
+                              atomic_load_explicit(&q->taken, memory_order_relaxed) + q->count - n,
+                              memory_order_relaxed);
     q->count = n;
     /* ORDER: relaxed; a hint for probes. The lock's release orders the item
      * itself; the sleep protocol orders this against a sleeper's recheck. */
@@ -47,6 +54,7 @@ int herd__tq_push(herd__tq *q, void *item, int at_front) {
     }
     uint32_t mask = q->cap - 1;
     if (at_front) {
+        HERD_ASSERT(q->held == 0); /* held items stay first */
         q->first = (q->first - 1) & mask;
         q->ring[q->first] = item;
     } else {
@@ -78,10 +86,13 @@ void *herd__tq_pop(herd__tq *q, int from_front) {
         return NULL;
     void *item = NULL;
     herd__spin_lock(&q->lock);
-    if (q->count) {
+    if (q->count > q->held) {
         uint32_t mask = q->cap - 1;
         if (from_front) {
-            item = q->ring[q->first];
+            /* The first item not held; the held ones move up over it. */
+            item = q->ring[(q->first + q->held) & mask];
+            for (uint32_t i = q->held; i > 0; i--)
+                q->ring[(q->first + i) & mask] = q->ring[(q->first + i - 1) & mask];
             q->first = (q->first + 1) & mask;
         } else {
             item = q->ring[(q->first + q->count - 1) & mask];
@@ -98,7 +109,7 @@ void *herd__tq_pop_back_if(herd__tq *q, int (*ok)(const void *item, const void *
         return NULL;
     void *item = NULL;
     herd__spin_lock(&q->lock);
-    if (q->count) {
+    if (q->count > q->held) {
         void *back = q->ring[(q->first + q->count - 1) & (q->cap - 1)];
         if (ok(back, ctx)) {
             item = back;
@@ -109,10 +120,33 @@ void *herd__tq_pop_back_if(herd__tq *q, int (*ok)(const void *item, const void *
     return item;
 }
 
+uint32_t herd__tq_hold_front(herd__tq *q, void **out, uint32_t max) {
+    if (herd__tq_size(q) == 0 || max == 0)
+        return 0;
+    herd__spin_lock(&q->lock);
+    HERD_ASSERT(q->held == 0); /* one holder at a time */
+    uint32_t n = q->count < max ? q->count : max;
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = q->ring[(q->first + i) & (q->cap - 1)];
+    q->held = n;
+    herd__spin_unlock(&q->lock);
+    return n;
+}
+
+void herd__tq_release_front(herd__tq *q, uint32_t n) {
+    herd__spin_lock(&q->lock);
+    HERD_ASSERT(n <= q->held);
+    q->first = (q->first + n) & (q->cap ? q->cap - 1 : 0);
+    q->held = 0;
+    set_count(q, q->count - n);
+    herd__spin_unlock(&q->lock);
+}
+
 uint32_t herd__tq_take_front(herd__tq *q, void **out, uint32_t max) {
     if (herd__tq_size(q) == 0 || max == 0)
         return 0;
     herd__spin_lock(&q->lock);
+    HERD_ASSERT(q->held == 0);
     uint32_t n = q->count < max ? q->count : max;
     for (uint32_t i = 0; i < n; i++)
         out[i] = q->ring[(q->first + i) & (q->cap - 1)];

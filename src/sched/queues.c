@@ -1,14 +1,31 @@
 /* The shared-queue schedulers of paper 000: `fifo` ("Q"), `lifo` ("L") and
  * `central` ("CQ").
  *
- *  fifo, lifo  one queue per shepherd (by default one shepherd per core,
+ *  fifo        one queue per shepherd (by default one shepherd per core,
  *              as in the paper; HERD_SHEPHERD changes the level). A new
  *              task goes to the next shepherd round robin; a worker takes
- *              from its own shepherd's queue only, oldest first (fifo) or
- *              newest first (lifo). No stealing: load balance comes from
- *              the round-robin placement alone. Tasks never go to a
- *              worker's own deque: herd_spawn's inline path is closed
- *              (runtime.c) and every spawn lands in a queue.
+ *              from its own shepherd's queue only, oldest first. No
+ *              stealing: load balance comes from the round-robin placement
+ *              alone. Tasks never go to a worker's own deque: herd_spawn's
+ *              inline path is closed (runtime.c) and every spawn lands in a
+ *              queue.
+ *  lifo        one LIFO queue per shepherd, as fifo's, filled on demand as
+ *              central's is: a spawn goes to the worker's deque (newest
+ *              first, as the paper's LIFO queue), and a worker that finds
+ *              its shepherd's queue empty asks every other worker to share.
+ *              The asked worker deals the older half of its queued tasks
+ *              round robin over the shepherds' queues, in contiguous parts
+ *              (herd__share_dealt), leaving out its own shepherd when it is
+ *              its only worker; with nothing on its deque, the older half
+ *              of its shepherd's queue (lifo_redeal). A worker takes from
+ *              its deque and its own shepherd's queue only, newest first.
+ *              No stealing: the round-robin deal is the load balance.
+ *              Placing every task round robin as it was created (the
+ *              paper's Qthreads did) made half of all spawns write another
+ *              core's queue and half of all waits suspend for a child
+ *              running elsewhere: fib(35) both on 2 workers took 246x ws's
+ *              time, and the 10^7-task random tree held up to 69 MB of
+ *              suspended parents' stacks.
  *  central     one LIFO queue for all workers, filled on demand as mts's
  *              shepherd queues are (mts.c): a spawn goes to the worker's
  *              deque, and a worker that finds the queue empty asks every
@@ -18,8 +35,13 @@
  *
  * A task queued for another shepherd may find that shepherd's workers
  * asleep, and only they may take it: such pushes wake every sleeper
- * (herd__wake_for_shepherd). */
+ * (herd__wake_for_shepherd). lifo and central also take what a rescue
+ * published on a deque (herd__steal_rescued): a worker that spins in user
+ * code would otherwise keep its deque's tasks from everyone; fifo and lifo
+ * rescue a queue's tasks likewise (queue_rescue). */
 #include "sched/victims.h"
+
+#include "arch/os.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,14 +114,84 @@ static int lifo_take_child(herd__sched_worker *w, const void *join, herd__taskco
     return herd__qtask_pop_child(own_queue(w), join, out);
 }
 
+/* The queue rescue (fifo, lifo; only where idle workers may rescue at
+ * all, env->rescue_after_ns: the OpenMP layer's runtime). A worker takes
+ * tasks only from its own shepherd's queue, but OpenMP lets a task spin,
+ * with no scheduling point, until another thread has started a task it
+ * created: if that task sits in the spinning worker's own queue (placed
+ * there round robin, or dealt there), only another thread can start it,
+ * and none may. So, as the deque rescue does for a deque's private tasks
+ * (core/rescue.c: after rescue_after_ns of searching in vain), a worker
+ * that finds no other work watches the next other shepherd's queue that
+ * holds tasks; when nothing was taken from it for rescue_after_ns, it
+ * takes its oldest task (the first not held: lifo_redeal), and watches
+ * again. From outside, a worker spinning for such a task and one running
+ * a long task look the same: both lose a task after that long, as under
+ * the deque rescue. */
+static int queue_rescue_on(const herd__sched_worker *w) {
+    return w->env->rescue_after_ns && data_of(w->env)->nqueues > 1;
+}
+
+/* Another shepherd's queue that holds tasks, the next after `from`. */
+static int next_loaded(herd__sched_worker *w, int from) {
+    queues *d = data_of(w->env);
+    for (int k = 1; k <= d->nqueues; k++) {
+        int s = (from + k) % d->nqueues;
+        if (s != w->shepherd && herd__tq_size(&d->q[s]))
+            return s;
+    }
+    return -1;
+}
+
+static int queue_rescue(herd__sched_worker *w, herd__work *out) {
+    if (!queue_rescue_on(w))
+        return 0;
+    queues *d = data_of(w->env);
+    uint64_t now = herd__now_ns();
+    int s = w->watch_q - 1;
+    /* ORDER: relaxed; taken and size are hints: a stale view delays a
+     * rescue or re-arms a watch, and the pop below takes the lock. */
+    if (s < 0 || !herd__tq_size(&d->q[s]) ||
+        atomic_load_explicit(&d->q[s].taken, memory_order_relaxed) != w->watch_taken) {
+        s = next_loaded(w, s < 0 ? w->shepherd : s);
+        w->watch_q = s + 1;
+        if (s >= 0) {
+            w->watch_taken = atomic_load_explicit(&d->q[s].taken, memory_order_relaxed);
+            w->watch_since = now;
+        }
+        return 0;
+    }
+    if (now - w->watch_since < w->env->rescue_after_ns || !herd__qtask_pop(&d->q[s], 1, out))
+        return 0;
+    w->watch_q = 0; /* our own take moved `taken`: watch afresh */
+    out->victim = -1;
+    out->victim_shepherd = s;
+    out->ntasks = 1;
+    return 1;
+}
+
 static int queues_has_work(herd__sched_worker *w) {
-    return herd__tq_size(own_queue(w)) != 0;
+    if (herd__tq_size(own_queue(w)))
+        return 1;
+    /* Under the queue rescue a worker stays awake while another shepherd's
+     * queue holds tasks: sleeping, it would never look again. */
+    return queue_rescue_on(w) && next_loaded(w, w->shepherd) >= 0;
+}
+
+/* fifo's and lifo's steal: no stealing, only rescues (what a rescue
+ * published on a deque: lifo's; a queue that made no progress). */
+static int fifo_steal(herd__sched_worker *w, herd__work *out) {
+    return queue_rescue(w, out);
+}
+
+static int lifo_steal(herd__sched_worker *w, herd__work *out) {
+    return herd__steal_rescued(w, out) || queue_rescue(w, out);
 }
 
 /* ---------------------------------------------------------- fifo, lifo */
 
-static int per_shepherd_push(herd__sched_worker *w, herd_fn fn, void *parent, uint16_t kind,
-                             const void *arg, size_t size) {
+/* The next shepherd of the round robin (fifo's placement, lifo's deal). */
+static int next_shepherd(herd__sched_worker *w) {
     const herd__sched_env *env = w->env;
     /* While an OpenMP team has only workers 0..serving-1 take shared work
      * (G1, core/worker.c), the round robin goes over those workers'
@@ -109,15 +201,20 @@ static int per_shepherd_push(herd__sched_worker *w, herd_fn fn, void *parent, ui
      * the seq_cst store of herd__serve_hold, which the team's encountering
      * thread makes before it places the members (a box's release, X1, or
      * a queue's lock, taken by the member), so every task of the region
-     * pushes under its value; it changes again only at the next hold or
+     * is placed under its value; it changes again only at the next hold or
      * when work comes from outside a team (G4), after the region's tasks
      * ended. */
     int serving = atomic_load_explicit(env->serving, memory_order_relaxed);
-    int s = serving < env->nworkers ? env->workers[w->rr++ % (unsigned)serving].shepherd
-                                    : (int)(w->rr++ % (unsigned)env->nshepherds);
+    return serving < env->nworkers ? env->workers[w->rr++ % (unsigned)serving].shepherd
+                                   : (int)(w->rr++ % (unsigned)env->nshepherds);
+}
+
+static int per_shepherd_push(herd__sched_worker *w, herd_fn fn, void *parent, uint16_t kind,
+                             const void *arg, size_t size) {
+    int s = next_shepherd(w);
     int rc = push_at(w, s, fn, parent, kind, arg, size);
     if (rc == 0)
-        herd__wake_for_shepherd(env->rt, s); /* W3 */
+        herd__wake_for_shepherd(w->env->rt, s); /* W3 */
     return rc;
 }
 
@@ -125,13 +222,93 @@ static int fifo_init(herd__sched_env *env) {
     return queues_init(env, env->nshepherds, 1);
 }
 static int lifo_init(herd__sched_env *env) {
-    return queues_init(env, env->nshepherds, 0);
+    int rc = queues_init(env, env->nshepherds, 0);
+    /* The OpenMP throttle's count (herd__self_queued): the worker's own
+     * shepherd's queue, which holds part of what it shared, and the parts
+     * its mates shared there. */
+    for (int i = 0; rc == 0 && i < env->nworkers; i++)
+        env->workers[i].shares_into = &data_of(env)->q[env->workers[i].shepherd];
+    return rc;
+}
+
+/* A shepherd of the deal: the round robin's next, but never the sharer's
+ * own when it is that shepherd's only worker (the task would only come
+ * back to it, and a creator that spins until another thread starts its
+ * task, as OpenMP allows, would wait forever). */
+static int deal_shepherd(herd__sched_worker *w) {
+    const herd__sched_env *env = w->env;
+    int s = next_shepherd(w);
+    for (int k = 0; s == w->shepherd && env->shepherds[s].nworkers == 1 && k < env->nworkers; k++)
+        s = next_shepherd(w); /* the serving workers may all be on this one */
+    return s;
+}
+
+/* Is w its shepherd's only worker, with other shepherds to deal to? */
+static int alone(const herd__sched_worker *w) {
+    return data_of(w->env)->nqueues > 1 && w->env->shepherds[w->shepherd].nworkers == 1;
+}
+
+/* The answer of a worker asked while its deque is empty (it takes from its
+ * queue): the older half of its shepherd's queue, where deals put tasks,
+ * dealt over the other shepherds as a share is. Without it a worker that
+ * had been dealt many tasks kept them all, and the one that asked idled
+ * (no stealing). The tasks stay queued, held, while they are dealt (a
+ * rescue, queue_rescue, may take from the queue meanwhile, but not them),
+ * then the dealt ones leave: out of memory, the rest simply stay. Only the
+ * shepherd's only worker does it, so there is one holder at a time. */
+static void lifo_redeal(herd__sched_worker *w) {
+    queues *d = data_of(w->env);
+    herd__tq *own = own_queue(w);
+    uint32_t n = herd__tq_size(own) / 2; /* keeps the last one: giving it away gains nothing */
+    if (n == 0)
+        return; /* the request stands: a worker that asked may sleep until it is answered (W2) */
+    if (n > HERD__SHARE_BATCH)
+        n = HERD__SHARE_BATCH;
+    /* ORDER: relaxed; cleared before the moves, as S3 does: a request
+     * raised after this is seen at a later take. */
+    atomic_store_explicit(&w->q->split_req, 0, memory_order_relaxed);
+    void *batch[HERD__SHARE_BATCH];
+    n = herd__tq_hold_front(own, batch, n);
+    for (uint32_t i = 0; i < n; i++)
+        ((herd__qtask *)batch[i])->from = w->id; /* held: nobody else takes them now */
+    uint32_t queued = herd__deal(w, batch, n, d->q, d->nqueues - 1, deal_shepherd);
+    herd__tq_release_front(own, queued);
+}
+
+/* The owner's answer to a request, at a spawn or a wait: deal its older
+ * tasks over the shepherds, one part per shepherd it deals to; with none
+ * queued on its deque, the older half of its shepherd's queue (a task that
+ * runs a queued task and ends, as most leaves do, answers here, and a
+ * request it answered from an empty deque was lost: one worker ran 4,726
+ * of OpenMP alignment's 4,950 tasks while the other idled). */
+static void lifo_share(herd__sched_worker *w) {
+    queues *d = data_of(w->env);
+    if (alone(w) && !herd__sdq_oldest_private(w->q))
+        lifo_redeal(w);
+    else
+        herd__share_dealt(w, d->q, d->nqueues - alone(w), deal_shepherd);
+}
+
+static int lifo_take(herd__sched_worker *w, herd__work *out) {
+    /* ORDER: relaxed; a hint, as the spawn path's S3 check reads it. */
+    if (atomic_load_explicit(&w->q->split_req, memory_order_relaxed) && alone(w))
+        lifo_redeal(w);
+    if (queues_take(w, out))
+        return 1;
+    herd__ask_share(w->env, NULL, w->env->nworkers, w->id);
+    return 0;
 }
 
 static void no_victims(const herd__sched_env *env, int worker, char *buf, size_t len) {
     (void)env;
     (void)worker;
     snprintf(buf, len, "none (no stealing; new tasks go round robin over the shepherds)");
+}
+
+static void lifo_describe(const herd__sched_env *env, int worker, char *buf, size_t len) {
+    (void)env;
+    (void)worker;
+    snprintf(buf, len, "none (no stealing; shared tasks are dealt round robin over the shepherds)");
 }
 
 const herd__sched_ops herd__sched_fifo = {
@@ -141,20 +318,23 @@ const herd__sched_ops herd__sched_fifo = {
     .fini = queues_fini,
     .push = per_shepherd_push,
     .take = queues_take,
+    .steal = fifo_steal,
     .has_work = queues_has_work,
     .describe_victims = no_victims,
 };
 
 const herd__sched_ops herd__sched_lifo = {
     .name = "lifo",
+    .flags = HERD__SCHED_DEQUE,
     .shepherd_level = HERD__LVL_CORE,
     .init = lifo_init,
     .fini = queues_fini,
-    .push = per_shepherd_push,
-    .take = queues_take,
+    .share = lifo_share,
+    .take = lifo_take,
     .take_child = lifo_take_child,
+    .steal = lifo_steal,
     .has_work = queues_has_work,
-    .describe_victims = no_victims,
+    .describe_victims = lifo_describe,
 };
 
 /* ------------------------------------------------------------- central */

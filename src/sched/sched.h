@@ -88,6 +88,11 @@ typedef struct herd__sched_env {
     int steal_chunk;
     /* Workers 0..serving-1 take shared work (G1, core/worker.c). */
     _Atomic int *serving;
+    /* How long an idle worker searches in vain before it rescues a stuck
+     * worker's tasks (HERD__RESCUE_AFTER_NS, core/rescue.h); 0: it never
+     * does (rescues are for runtimes started with HERD__START_RESCUE, the
+     * OpenMP layer's). */
+    uint64_t rescue_after_ns;
     struct herd__sched_worker *workers; /* [nworkers], allocated by core */
     /* The scheduler's own. */
     void *data;
@@ -118,6 +123,12 @@ typedef struct herd__sched_worker {
     /* The queue the deque's tasks go to when asked (mts, central: `share`);
      * NULL otherwise. The OpenMP creation throttle counts it (core/seam_omp.h). */
     herd__tq *shares_into;
+    /* The queue rescue of fifo and lifo (sched/queues.c), owner only: the
+     * queue watched plus one (0: none), its `taken` when the watch began,
+     * and when. */
+    int watch_q;
+    uint32_t watch_taken;
+    uint64_t watch_since;
 } __attribute__((aligned(64))) herd__sched_worker;
 
 /* Owner-only counter bump: a plain load and store, atomic so readers may

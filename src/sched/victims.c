@@ -124,9 +124,12 @@ void herd__ask_share(const herd__sched_env *env, const int *ids, int n, int self
     }
 }
 
-#define SHARE_BATCH 64 /* tasks moved by one share, at most */
-
 void herd__share_into(herd__sched_worker *w, herd__tq *to) {
+    herd__share_dealt(w, to, 1, NULL);
+}
+
+void herd__share_dealt(herd__sched_worker *w, herd__tq *qs, int parts,
+                       int (*pick)(herd__sched_worker *w)) {
     herd__sdq *q = w->q;
     /* ORDER: relaxed; cleared before the moves, as S3 does: a request
      * raised after this is seen at a later spawn, never lost. */
@@ -135,14 +138,15 @@ void herd__share_into(herd__sched_worker *w, herd__tq *to) {
     if (!oldest)
         return;
     uint32_t n = (q->head - q->split + 1) / 2;
-    if (n > SHARE_BATCH)
-        n = SHARE_BATCH;
-    /* Copied and queued first, under one acquisition of the queue's lock
-     * (idle workers keep polling it: one per task slowed the busy sharer
-     * down), then dropped: another worker may run a task in between, but
-     * this worker does nothing else with its deque. Out of memory, the
-     * tasks stay on the deque, where their parents' waits run them. */
-    void *batch[SHARE_BATCH];
+    if (n > HERD__SHARE_BATCH)
+        n = HERD__SHARE_BATCH;
+    /* Copied and queued first, each part under one acquisition of its
+     * queue's lock (idle workers keep polling it: one per task slowed the
+     * busy sharer down), then dropped: another worker may run a task in
+     * between, but this worker does nothing else with its deque. Out of
+     * memory, the tasks not queued stay on the deque, where their parents'
+     * waits run them. */
+    void *batch[HERD__SHARE_BATCH];
     uint32_t k = 0;
     for (; k < n; k++) {
         herd__slot *s = &oldest[k];
@@ -152,14 +156,34 @@ void herd__share_into(herd__sched_worker *w, herd__tq *to) {
             break;
         ((herd__qtask *)batch[k])->from = w->id; /* another worker's take is a steal */
     }
-    if (k && herd__tq_push_many(to, batch, k) != 0) {
-        while (k)
-            free(batch[--k]);
-    }
-    for (uint32_t i = 0; i < k; i++)
+    /* Contiguous parts, oldest first, so that what is queued is always a
+     * prefix of the deque's oldest private slots: the drop below removes
+     * exactly those. */
+    uint32_t queued = herd__deal(w, batch, k, qs, parts, pick);
+    for (uint32_t i = queued; i < k; i++)
+        free(batch[i]);
+    for (uint32_t i = 0; i < queued; i++)
         herd__sdq_drop_oldest(q);
-    if (k)
-        herd__wake_one(w->env->rt); /* W3 */
+}
+
+uint32_t herd__deal(herd__sched_worker *w, void *const *tasks, uint32_t k, herd__tq *qs, int parts,
+                    int (*pick)(herd__sched_worker *w)) {
+    uint32_t nparts = parts < 1 ? 1 : (uint32_t)parts;
+    if (nparts > k)
+        nparts = k ? k : 1;
+    uint32_t per = (k + nparts - 1) / nparts, queued = 0;
+    while (queued < k) {
+        uint32_t len = k - queued < per ? k - queued : per;
+        int qi = pick ? pick(w) : 0;
+        if (herd__tq_push_many(&qs[qi], tasks + queued, len) != 0)
+            break;
+        queued += len;
+        if (pick)
+            herd__wake_for_shepherd(w->env->rt, qi); /* W3: only its workers take it */
+        else
+            herd__wake_one(w->env->rt); /* W3 */
+    }
+    return queued;
 }
 
 int herd__steal_in_order(herd__sched_worker *w, int random_in_class, herd__work *out) {

@@ -57,6 +57,21 @@ void herd__ask_share(const herd__sched_env *env, const int *ids, int n, int self
  * first (S7), so that q's back is the newest of them; wake a sleeper (W3)
  * if any moved. */
 void herd__share_into(herd__sched_worker *w, herd__tq *q);
+/* The same answer dealt over several queues (lifo): the moved tasks, oldest
+ * first, in up to `parts` contiguous parts of equal size (the last may be
+ * shorter), part after part to qs[pick(w)], a fresh pick for each, and a
+ * wake of the sleepers of shepherd pick(w) for each: qs[s] is shepherd s's
+ * queue. pick NULL: one part to qs[0] and herd__wake_one (herd__share_into). */
+void herd__share_dealt(herd__sched_worker *w, herd__tq *qs, int parts,
+                       int (*pick)(herd__sched_worker *w));
+/* The deal itself: tasks[0..k) (herd__qtask records), in order, in up to
+ * `parts` contiguous parts as above, with the same picks and wakes. Returns
+ * how many were queued: a prefix of tasks (out of memory, the rest are the
+ * caller's still). */
+uint32_t herd__deal(herd__sched_worker *w, void *const *tasks, uint32_t k, herd__tq *qs, int parts,
+                    int (*pick)(herd__sched_worker *w));
+/* Tasks one share moves, at most. */
+#define HERD__SHARE_BATCH 64u
 
 /* "1 2 | 3 4 5": w's order with classes separated, cut to fit buf. */
 void herd__victims_describe(const herd__sched_env *env, int worker, char *buf, size_t len);

@@ -17,11 +17,13 @@
  *    descendants; dependences order a member's tasks.
  * Run with teams of 2 and 4 (num_threads); ctest runs it with 1 and 2
  * workers too (guests then run members 1.. or 2..).
- * Under herd's schedulers that never move a task off its creator's thread
- * by themselves (fifo and lifo: no stealing; HERD_SPAWN=work-first: the
- * creator runs its task first, and a tied task's continuation stays on its
- * thread) the spinning cases cannot hold, as under any runtime that runs
- * every task undeferred: they are left out there, and say so. */
+ * Under HERD_SPAWN=work-first, which never moves a task off its creator's
+ * thread by itself (the creator runs its task first, and a tied task's
+ * continuation stays on its thread), the spinning cases cannot hold, as
+ * under any runtime that runs every task undeferred: they are left out
+ * there, and say so. fifo and lifo, which never steal, run them: an idle
+ * worker rescues a task from the queue or deque of a worker that makes no
+ * progress (sched/queues.c, core/rescue.c). */
 #include "check_omp.h"
 
 #include <omp.h>
@@ -146,9 +148,8 @@ static void spin_in_task(int n, int nchild, int which, int explicit_task) {
 }
 
 static int creator_keeps_tasks(void) {
-    const char *sched = getenv("HERD_SCHED"), *spawn = getenv("HERD_SPAWN");
-    return omp_test_on_herd() && ((sched && (!strcmp(sched, "fifo") || !strcmp(sched, "lifo"))) ||
-                                  (spawn && !strcmp(spawn, "work-first")));
+    const char *spawn = getenv("HERD_SPAWN");
+    return omp_test_on_herd() && spawn && !strcmp(spawn, "work-first");
 }
 
 /* Under ThreadSanitizer herd pokes no worker (docs/design/split-deque.md,

@@ -1,6 +1,10 @@
 /* The defining property of each scheduler and option, checked one by one:
  *  - fifo / lifo / central: execution order on one worker; fifo's round-robin
  *    placement over two shepherds, no stealing, oldest first in each;
+ *  - lifo: an asked worker deals the older half of its tasks round robin
+ *    over the shepherds' queues, its deque's or else its queue's; a worker
+ *    takes from its own shepherd's queue only, newest first, and never
+ *    steals;
  *  - numa, numa-random, hier, ws-nearest: the victim orders (by hand from the
  *    papers' rules) and a steal that takes the nearest victim's task; numa
  *    and numa-random by a NUMA distance matrix of three remote classes;
@@ -407,6 +411,176 @@ static void test_mts(void) {
     free_rt(rt);
 }
 
+/* ------------------------------------------------------------------ lifo */
+
+/* The task queue's holds (queue/task_queue.h), which lifo's redeal uses
+ * while a queue rescue may take from the same queue. */
+static void test_queue_holds(void) {
+    STEP("task queue: held front items stay until their holder releases them");
+    herd__tq q;
+    herd__tq_init(&q);
+    static int item[6];
+    for (int i = 0; i < 6; i++)
+        CHECK_OK(herd__tq_push(&q, &item[i], 0));
+    void *held[4];
+    CHECK_EQ(herd__tq_hold_front(&q, held, 3), 3);
+    CHECK(held[0] == &item[0] && held[2] == &item[2]);
+    CHECK_EQ(herd__tq_size(&q), 6); /* still queued */
+    /* Other removals skip them: the front's first item not held, the back. */
+    CHECK(herd__tq_pop(&q, 1) == &item[3]);
+    CHECK(herd__tq_pop(&q, 0) == &item[5]);
+    CHECK(herd__tq_pop(&q, 1) == &item[4]);
+    CHECK(herd__tq_pop(&q, 1) == NULL); /* only held ones left */
+    CHECK(herd__tq_pop(&q, 0) == NULL);
+    CHECK_EQ(herd__tq_size(&q), 3);
+    /* The holder drops the first two (dealt); the third is free again. */
+    uint32_t before = atomic_load(&q.taken);
+    herd__tq_release_front(&q, 2);
+    CHECK_EQ(atomic_load(&q.taken), before + 2);
+    CHECK(herd__tq_pop(&q, 0) == &item[2]);
+    CHECK(herd__tq_pop(&q, 1) == NULL);
+    herd__tq_fini(&q);
+}
+
+/* Forget the requests raised so far (a failed lifo take asks every other
+ * worker), as if each asked worker had answered with nothing to give: the
+ * steps below check one answer at a time. */
+static void clear_asks(herd__rt *rt) {
+    for (int i = 0; i < rt->nworkers; i++)
+        atomic_store(&rt->workers[i].hot.q.split_req, 0);
+}
+
+/* A lifo runtime of three one-worker shepherds whose worker 0 queued 16
+ * tasks (0..15) and dealt 0..3 to shepherd 1 and 4..7 to shepherd 2. */
+static herd__rt *lifo_dealt(void) {
+    herd__rt *rt = build("lifo", "pack:1 core:3 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    queue_private(&rt->workers[0], 16);
+    rt->sched->share(ON(&rt->workers[0]));
+    return rt;
+}
+
+static void test_lifo(void) {
+    STEP("lifo: an asked worker deals its older half round robin over the other shepherds");
+    herd__rt *rt = build("lifo", "pack:1 core:3 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    CHECK_EQ(rt->nshepherds, 3); /* one shepherd per core, as the paper's L */
+    herd__worker *owner = &rt->workers[0];
+    queue_private(owner, 16);
+    herd__work out;
+    /* Worker 1's shepherd queue is empty: it asks the others (not itself). */
+    CHECK(!rt->sched->take(ON(&rt->workers[1]), &out));
+    CHECK(herd__sdq_wants_publish(&owner->hot.q));
+    CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
+    CHECK(!herd__sdq_wants_publish(&rt->workers[1].hot.q));
+    /* Worker 2 has nothing queued, deque or queue: nothing moves, and the
+     * request stands for its next spawn (the asker may sleep until then). */
+    rt->sched->share(ON(&rt->workers[2]));
+    CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
+    CHECK(!rt->sched->take(ON(&rt->workers[2]), &out));
+    CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
+    clear_asks(rt);
+    /* The answer: tasks 0..7, oldest first, in two parts of four, to
+     * shepherds 1 and 2 in turn (not to the owner's own: it is its only
+     * worker); the request is cleared; nothing is made public (no thief
+     * ever reads the deque). */
+    rt->sched->share(ON(owner));
+    CHECK(!herd__sdq_wants_publish(&owner->hot.q));
+    CHECK_EQ(herd__sdq_queued(&owner->hot.q), 8);
+    CHECK_EQ(herd__sdq_public_size(&owner->hot.q), 0);
+
+    STEP("lifo: each worker takes from its own shepherd's queue only, newest first");
+    for (int want = 3; want >= 0; want--)
+        CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == want);
+    CHECK(!rt->sched->take(ON(&rt->workers[1]), &out));  /* shepherd 2 still holds 4 */
+    CHECK(!rt->sched->steal(ON(&rt->workers[1]), &out)); /* and no stealing */
+    CHECK(!rt->sched->take(ON(owner), &out));
+    clear_asks(rt);
+    for (int want = 7; want >= 4; want--)
+        CHECK(rt->sched->take(ON(&rt->workers[2]), &out) && arg_of(&out.task) == want);
+
+    STEP("lifo: the round robin goes on where the last deal stopped");
+    /* Tasks 8..11 (half of 8..15), in two parts: shepherd 2 came last, so
+     * the next is 0, the owner's, passed over: 8..9 go to 1, 10..11 to 2. */
+    rt->sched->share(ON(owner));
+    CHECK(rt->sched->take(ON(&rt->workers[2]), &out) && arg_of(&out.task) == 11);
+    CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == 9);
+    CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == 8);
+    CHECK(rt->sched->take(ON(&rt->workers[2]), &out) && arg_of(&out.task) == 10);
+    /* One task to share: one part, to the next shepherd (1), none to 2. */
+    herd__taskcopy t;
+    as(owner);
+    for (int want = 15; want >= 13; want--)
+        CHECK(herd__sdq_pop(&owner->hot.q, 0, &t) == HERD__POP_OK && arg_of(&t) == want);
+    rt->sched->share(ON(owner));
+    CHECK(!rt->sched->take(ON(&rt->workers[2]), &out));
+    CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == 12);
+    CHECK_EQ(drain_all(owner), 0);
+    free_rt(rt);
+
+    STEP("lifo: an asked worker with an empty deque deals the older half of its queue");
+    rt = lifo_dealt();
+    owner = &rt->workers[0];
+    herd__worker *mid = &rt->workers[1], *last = &rt->workers[2];
+    /* Asked, worker 1 takes: first 0 and 1 leave its queue, one part each,
+     * for shepherds 0 and 2 (its own passed over), then it takes its newest. */
+    herd__sdq_ask(&mid->hot.q);
+    CHECK(rt->sched->take(ON(mid), &out) && arg_of(&out.task) == 3);
+    CHECK(!herd__sdq_wants_publish(&mid->hot.q));
+    CHECK(rt->sched->take(ON(owner), &out) && arg_of(&out.task) == 0);
+    CHECK(rt->sched->take(ON(last), &out) && arg_of(&out.task) == 1);
+    /* Its last task stays: giving it away would gain nothing; the request
+     * stands. */
+    herd__sdq_ask(&mid->hot.q);
+    CHECK(rt->sched->take(ON(mid), &out) && arg_of(&out.task) == 2);
+    CHECK(herd__sdq_wants_publish(&mid->hot.q));
+    clear_asks(rt);
+    CHECK(!rt->sched->take(ON(mid), &out));
+    /* The same answer at a spawn or a wait (share) when its deque is empty:
+     * worker 2 holds 4..7 and gives 4 and 5 away, 4 to shepherd 0 and 5 to
+     * shepherd 1 (its round robin starts at 0). */
+    rt->sched->share(ON(last));
+    CHECK(rt->sched->take(ON(owner), &out) && arg_of(&out.task) == 4);
+    CHECK(rt->sched->take(ON(mid), &out) && arg_of(&out.task) == 5);
+    for (int want = 7; want >= 6; want--)
+        CHECK(rt->sched->take(ON(last), &out) && arg_of(&out.task) == want);
+    CHECK_EQ(drain_all(owner), 8);
+    free_rt(rt);
+
+    STEP("lifo: an idle worker rescues the oldest task of a queue that made no progress");
+    rt = lifo_dealt();
+    owner = &rt->workers[0];
+    mid = &rt->workers[1];
+    last = &rt->workers[2];
+    for (int want = 7; want >= 4; want--)
+        CHECK(rt->sched->take(ON(last), &out) && arg_of(&out.task) == want);
+    /* A runtime without rescues (native herd's): never. */
+    CHECK_EQ(rt->sched_env.rescue_after_ns, 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(!rt->sched->steal(ON(last), &out));
+    /* With them: the first search watches shepherd 1's queue, a later one
+     * takes its oldest task once nothing was taken from it for that long. */
+    rt->sched_env.rescue_after_ns = 1;
+    CHECK(!rt->sched->steal(ON(last), &out));
+    while (herd__now_ns() == SW(last)->watch_since)
+        ;
+    CHECK(rt->sched->steal(ON(last), &out) && arg_of(&out.task) == 0);
+    CHECK(out.victim == -1 && out.victim_shepherd == 1 && out.ntasks == 1);
+    /* Progress there (worker 1 takes a task) starts the watch over. */
+    CHECK(!rt->sched->steal(ON(last), &out)); /* a fresh watch */
+    CHECK(rt->sched->take(ON(mid), &out) && arg_of(&out.task) == 3);
+    while (herd__now_ns() == SW(last)->watch_since)
+        ;
+    CHECK(!rt->sched->steal(ON(last), &out)); /* it moved: watched afresh */
+    while (herd__now_ns() == SW(last)->watch_since)
+        ;
+    CHECK(rt->sched->steal(ON(last), &out) && arg_of(&out.task) == 1);
+    CHECK(rt->sched->take(ON(mid), &out) && arg_of(&out.task) == 2);
+    CHECK(!rt->sched->steal(ON(last), &out)); /* nothing queued anywhere else */
+    CHECK_EQ(drain_all(owner), 8);
+    free_rt(rt);
+}
+
 /* ------------------------------------------------- orders of execution */
 
 #define NORDER 64
@@ -746,6 +920,8 @@ int main(void) {
     test_hier_orders();
     test_steal_amounts();
     test_mts();
+    test_queue_holds();
+    test_lifo();
     test_queue_orders();
     test_hier_placement_ops();
     test_hier_placement_live();

@@ -67,7 +67,7 @@ static void fib_one(void *p) {
     *a->out = x + y;
 }
 
-/* In the scheduler matrix (CHECK_SCALE) fifo and lifo keep most parents
+/* In the scheduler matrix (CHECK_SCALE) fifo keeps most parents
  * suspended at once, each with a stack (and under TSan a fiber of ~2 MB):
  * smaller trees there. */
 #define FIB_MAX (check_scale() > 1 ? CHECK_SIZE(18, 14) : 24)

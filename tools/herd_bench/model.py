@@ -28,12 +28,14 @@ SETTING_VARS: dict[str, str] = {
     "stack": "HERD_STACK",
 }
 
-# lifo and fifo are not in the default set: under them every waiting parent
-# holds a stack and the frontier of waiting parents grows with the tree, so
-# fib(35) and UTS (a task per node) run for minutes (fib(27): 4.1 s lifo and
-# 9.6 s fifo against 0.014 s ws, 2 workers, docs/benchmarks.md). `--scheds` adds them.
+# fifo is not in the default set: under it every waiting parent holds a
+# stack and the frontier of waiting parents grows with the tree, so fib(35)
+# and UTS (a task per node) run for minutes (fib(27): 9.6 s fifo against
+# 0.014 s ws, 2 workers, docs/benchmarks.md). `--scheds` adds it. lifo is in
+# since it deals its tasks on demand (round 24; before, fib(35) both took
+# 24 s on 2 workers).
 DEFAULT_SCHEDS = ("ws", "ws:spawn=work-first", "ws:steal=half", "numa", "numa-random", "hier",
-                  "mts", "central")
+                  "mts", "central", "lifo")
 KERNELS = ("fib", "uts", "sort")
 FIB_N = 35
 SORT_N = 4_000_000  # the table's size; bench_sort's own default is 32M (--large adds it)
