@@ -74,11 +74,16 @@ void herd__sdq_fini(herd__sdq *q) {
 
 uint32_t herd__sdq_publish(herd__sdq *q) {
     HERD__SDQ_OWNER(q);
+    /* Nothing private: the request stands. A thief that asked and went to
+     * sleep (tasks.md W2) waits for the wake of the publication it asked
+     * for (W3); clearing it here, at a wait or a task's end with nothing
+     * queued, left that thief asleep through whatever the owner queued
+     * next. */
+    if (q->head == q->split)
+        return 0;
     /* ORDER: relaxed; clearing before the CAS below means a thief that raises
      * the flag again after our CAS is seen at a later push, never lost. */
     atomic_store_explicit(&q->split_req, 0, memory_order_relaxed);
-    if (q->head == q->split)
-        return 0;
     uint32_t newsplit = q->split + (q->head - q->split + 1) / 2;
     uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
     for (;;) {

@@ -131,12 +131,15 @@ void herd__share_into(herd__sched_worker *w, herd__tq *to) {
 void herd__share_dealt(herd__sched_worker *w, herd__tq *qs, int parts,
                        int (*pick)(herd__sched_worker *w)) {
     herd__sdq *q = w->q;
+    /* Nothing private: the request stands, as S3 leaves it. */
+    if (q->head == q->split)
+        return;
     /* ORDER: relaxed; cleared before the moves, as S3 does: a request
      * raised after this is seen at a later spawn, never lost. */
     atomic_store_explicit(&q->split_req, 0, memory_order_relaxed);
     herd__slot *oldest = herd__sdq_oldest_private(q);
     if (!oldest)
-        return;
+        return; /* some of the deque is public (a rescue): thieves take that */
     uint32_t n = (q->head - q->split + 1) / 2;
     if (n > HERD__SHARE_BATCH)
         n = HERD__SHARE_BATCH;

@@ -684,8 +684,29 @@ static void test_compact(void) {
     herd__sdq_fini(&q);
 }
 
+/* S3 clears a thief's request only when it makes something public: a
+ * thief that asked and went to sleep (tasks.md W2) waits for the wake of
+ * that publication (W3), so a publication with nothing private leaves the
+ * request for the owner's next push. */
+static void test_request_stands(void) {
+    herd__sdq q;
+    herd__taskcopy t;
+    unsigned char arg[8] = {0};
+    CHECK(herd__sdq_init(&q, SDQ_SMALL_CAP) == 0, "init");
+    herd__sdq_own(&q);
+    herd__sdq_ask(&q);
+    CHECK(herd__sdq_publish(&q) == 0, "nothing private to publish");
+    CHECK(herd__sdq_wants_publish(&q), "the request stands");
+    CHECK(herd__sdq_push(&q, sdq_marker_fn, NULL, 0, arg, sizeof arg) == 0, "push");
+    CHECK(herd__sdq_publish(&q) == 1, "the pushed task published");
+    CHECK(!herd__sdq_wants_publish(&q), "the request answered");
+    CHECK(herd__sdq_pop(&q, 0, &t) == HERD__POP_OK, "taken back");
+    herd__sdq_fini(&q);
+}
+
 int main(void) {
     test_compact();
+    test_request_stands();
     for (size_t k = 0; k < NKINDS; k++) {
         const deque_ops *ops = all_kinds[k];
         printf("%s\n", ops->name);

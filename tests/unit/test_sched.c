@@ -408,6 +408,11 @@ static void test_mts(void) {
     CHECK(rt->sched->take(ON(&rt->workers[3]), &out) && arg_of(&out.task) == 1);
     CHECK(rt->sched->take(ON(&rt->workers[0]), &out) && arg_of(&out.task) == 0);
     drain_all(&rt->workers[2]);
+    /* Asked with nothing queued, the owner's answer leaves the request for
+     * its next spawn: the asker may sleep until that share wakes it. */
+    herd__sdq_ask(&rt->workers[2].hot.q);
+    rt->sched->share(ON(&rt->workers[2]));
+    CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
     free_rt(rt);
 }
 
