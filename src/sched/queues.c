@@ -231,21 +231,20 @@ static int lifo_init(herd__sched_env *env) {
     return rc;
 }
 
+/* Is w its shepherd's only worker, with other shepherds to deal to? */
+static int alone(const herd__sched_worker *w) {
+    return data_of(w->env)->nqueues > 1 && w->env->shepherds[w->shepherd].nworkers == 1;
+}
+
 /* A shepherd of the deal: the round robin's next, but never the sharer's
  * own when it is that shepherd's only worker (the task would only come
  * back to it, and a creator that spins until another thread starts its
  * task, as OpenMP allows, would wait forever). */
 static int deal_shepherd(herd__sched_worker *w) {
-    const herd__sched_env *env = w->env;
     int s = next_shepherd(w);
-    for (int k = 0; s == w->shepherd && env->shepherds[s].nworkers == 1 && k < env->nworkers; k++)
+    for (int k = 0; s == w->shepherd && alone(w) && k < w->env->nworkers; k++)
         s = next_shepherd(w); /* the serving workers may all be on this one */
     return s;
-}
-
-/* Is w its shepherd's only worker, with other shepherds to deal to? */
-static int alone(const herd__sched_worker *w) {
-    return data_of(w->env)->nqueues > 1 && w->env->shepherds[w->shepherd].nworkers == 1;
 }
 
 /* The answer of a worker asked while its deque is empty (it takes from its

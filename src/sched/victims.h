@@ -55,7 +55,8 @@ void herd__ask_share(const herd__sched_env *env, const int *ids, int n, int self
 /* The asked worker's answer (its scheduler's `share`): clear the request
  * and move the older half of its queued tasks (at least one) to q, oldest
  * first (S7), so that q's back is the newest of them; wake a sleeper (W3)
- * if any moved. */
+ * if any moved. With nothing private on the deque the request stands, as
+ * S3 leaves it (the asker may sleep until an answer wakes it). */
 void herd__share_into(herd__sched_worker *w, herd__tq *q);
 /* The same answer dealt over several queues (lifo): the moved tasks, oldest
  * first, in up to `parts` contiguous parts of equal size (the last may be
