@@ -81,6 +81,11 @@ typedef struct herd__hot {
     herd__sdq q;
     herd__frame *frame; /* innermost running task, NULL between tasks */
     char *stack_limit;  /* below this address, stop running children inline */
+    /* herd_wait's inline path runs children only above this address:
+     * stack_limit, or the top of the address space under a scheduler whose
+     * waits order the children themselves (fifo: oldest first), so that
+     * every wait takes the slow path there. */
+    char *inline_floor;
     /* herd_spawn pushes inline only while head < spawn_limit: the deque's
      * capacity, or 0 when every spawn takes the slow path (queue
      * schedulers, work-first). */
@@ -117,8 +122,13 @@ static inline __attribute__((always_inline)) void
 herd__slot_set(herd__slot *s, herd_fn fn, void *parent, uint16_t kind, size_t arg_size) {
     s->fn = fn;
     s->parent = parent;
-    s->size = (uint16_t)arg_size;
-    s->kind = kind;
+    /* size and kind in one store: readers that load both at once (the
+     * library's copy-out) then take them from the store buffer, which
+     * serves a load only from one store that covers it (herd__arg_store). */
+    struct {
+        uint16_t size, kind;
+    } sk = {(uint16_t)arg_size, kind};
+    __builtin_memcpy(&s->size, &sk, sizeof sk);
 }
 
 /* Argument blocks travel through a slot in pieces whose sizes match on both
@@ -224,7 +234,7 @@ static inline __attribute__((always_inline)) int herd__wait_fast(void) {
         herd__slot *s = &h->q.slots[head - 1];
         if (__builtin_expect(head <= h->q.split || s->parent != (void *)&f->join ||
                                  s->size > HERD__SLOT_INLINE_ARG ||
-                                 (char *)__builtin_frame_address(0) < h->stack_limit ||
+                                 (char *)__builtin_frame_address(0) < h->inline_floor ||
                                  HERD__LOAD_RELAXED(&h->q.split_req) != 0,
                              0))
             return herd__wait_slow();

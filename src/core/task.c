@@ -81,8 +81,13 @@ static void run_inline(herd__worker *w, herd__frame *f, herd__taskcopy *t) {
     w->hot.frame = &fr;
     herd__count(&w->hot.inlined);
     t->fn(t->arg);
-    herd__frame_wait(&fr);
-    w = herd__self();
+    w = herd__self(); /* fn may have suspended and resumed elsewhere */
+    /* The child's implicit wait, as herd_wait's inline path tests it: only
+     * a child that left tasks queued or spawned has one to do. */
+    if (w->hot.q.head > fr.base || fr.nspawned != 0) {
+        herd__frame_wait(&fr);
+        w = herd__self();
+    }
     w->hot.frame = f;
     if (!own)
         task_done(t);
@@ -158,7 +163,31 @@ static void drain_queue(herd__frame *f, void *j) {
     }
 }
 
+/* fifo (HERD__SCHED_OLDEST_FIRST): a wait runs its children oldest first.
+ * The run of j's children on top of the deque is reversed in place, so
+ * that the pops of drain_deque, newest first, take them in the order they
+ * were spawned; what the drain leaves (low on stack, suspended) is taken
+ * in that order too. Only private slots move, and only the top run of j's:
+ * a slot of another join ends it, as it ends the drain. Held against a
+ * poke (R5): the reversal calls memcpy, outside herd's code. */
+static void order_oldest_first(herd__worker *w, const herd__frame *f, const void *j) {
+    herd__sdq *q = &w->hot.q;
+    if (q->head < f->base + 2)
+        return; /* fewer than two queued above the frame */
+    uint32_t floor = f->base > q->split ? f->base : q->split, lo = q->head;
+    while (lo > floor && q->slots[lo - 1].parent == j)
+        lo--;
+    if (q->head - lo < 2)
+        return;
+    herd__rescue_hold(w);
+    herd__sdq_reverse(q, lo, q->head);
+    herd__rescue_release(w);
+}
+
 static void drain(herd__frame *f, void *j) {
+    herd__worker *w = herd__self();
+    if (w->rt->sched->flags & HERD__SCHED_OLDEST_FIRST)
+        order_oldest_first(w, f, j);
     drain_deque(f, j);
     /* Children not run above went through the scheduler's queue (or were
      * stolen): only then is its lock worth taking. */

@@ -257,6 +257,8 @@ static void swap(herd__worker *w, void **save, herd__ult *to, int from_dies) {
 void herd__ult_set_cur(herd__worker *w, herd__ult *u) {
     w->cur = u;
     w->hot.stack_limit = (char *)u->stack->low + SPILL_BYTES;
+    w->hot.inline_floor =
+        w->rt->sched->flags & HERD__SCHED_OLDEST_FIRST ? (char *)UINTPTR_MAX : w->hot.stack_limit;
 }
 
 static void ult_entry(void *transfer) {

@@ -175,6 +175,67 @@ void herd__sdq_drop_oldest(herd__sdq *q) {
     atomic_store_explicit(&q->ts, herd__ts_make(s + 1, s + 1), memory_order_relaxed);
 }
 
+/* Swap two private slots field by field, each field at the width the spawn
+ * wrote it (herd__slot_set; herd__arg_store's pieces, as herd__arg_load
+ * reads them): a wider load over a slot just written waits for the stores
+ * to retire instead of taking their values from the store buffer. Each
+ * slot's kind leaves with `mark` in place of its HERD__SLOT_REVERSED bit. */
+static void slot_swap(herd__slot *x, herd__slot *y, uint16_t mark) {
+    herd_fn fn = x->fn;
+    void *parent = x->parent;
+    uint16_t size = x->size, kind = x->kind;
+    unsigned char arg[HERD__SLOT_INLINE_ARG] __attribute__((aligned(16)));
+    herd__arg_load(arg, x->arg);
+    herd__slot_set(x, y->fn, y->parent, (uint16_t)((y->kind & ~HERD__SLOT_REVERSED) | mark),
+                   y->size);
+    herd__arg_load(x->arg, y->arg);
+    herd__slot_set(y, fn, parent, (uint16_t)((kind & ~HERD__SLOT_REVERSED) | mark), size);
+    herd__arg_load(y->arg, arg);
+}
+
+static void reverse_marking(herd__sdq *q, uint32_t lo, uint32_t hi, uint16_t mark) {
+    HERD__SDQ_OWNER(q);
+    HERD_ASSERT(q->split <= lo && lo < hi && hi <= q->head);
+    uint32_t a = lo, b = hi;
+    for (; b > a + 1; a++, b--) {
+        herd__slot *x = &q->slots[a], *y = &q->slots[b - 1];
+        /* Their `taken` marks are 0 on both sides (I4): left alone. */
+        slot_swap(x, y, mark);
+        if (x->size > HERD__SLOT_INLINE_ARG || y->size > HERD__SLOT_INLINE_ARG) {
+            unsigned char big[HERD_ARG_MAX];
+            unsigned char *bx = q->big + (size_t)a * HERD_ARG_MAX;
+            unsigned char *by = q->big + (size_t)(b - 1) * HERD_ARG_MAX;
+            memcpy(big, bx, HERD_ARG_MAX);
+            memcpy(bx, by, HERD_ARG_MAX);
+            memcpy(by, big, HERD_ARG_MAX);
+        }
+    }
+    if (b == a + 1) /* the middle one of an odd count */
+        q->slots[a].kind = (uint16_t)((q->slots[a].kind & ~HERD__SLOT_REVERSED) | mark);
+}
+
+void herd__sdq_reverse(herd__sdq *q, uint32_t lo, uint32_t hi) {
+    reverse_marking(q, lo, hi, HERD__SLOT_REVERSED);
+}
+
+void herd__sdq_spawn_order(herd__sdq *q, uint32_t n) {
+    HERD__SDQ_OWNER(q);
+    uint32_t i = q->split, end = q->split + n;
+    HERD_ASSERT(end <= q->head);
+    while (i < end) {
+        const herd__slot *s = &q->slots[i];
+        uint32_t j = i + 1;
+        if (s->kind & HERD__SLOT_REVERSED) {
+            /* One wait's run: its reversed slots, all of one parent. */
+            while (j < end && (q->slots[j].kind & HERD__SLOT_REVERSED) &&
+                   q->slots[j].parent == s->parent)
+                j++;
+            reverse_marking(q, i, j, 0);
+        }
+        i = j;
+    }
+}
+
 uint32_t herd__sdq_compact(herd__sdq *q, uint32_t base, uint32_t min_gain) {
     HERD__SDQ_OWNER(q);
     /* ORDER: relaxed; only a guess at tail (a stale one is lower, so the
@@ -271,7 +332,8 @@ herd__steal_result herd__sdq_steal_many(herd__sdq *q, uint32_t max, int half, he
         herd__slot *s = &q->slots[i];
         /* Oldest first: the thief's own pops (newest first) then run the
          * younger stolen tasks first, and its thieves take the older. */
-        herd__sdq_push(into, s->fn, s->parent, s->kind, herd__sdq_argp(q, s, s->size), s->size);
+        herd__sdq_push(into, s->fn, s->parent, s->kind & ~HERD__SLOT_REVERSED,
+                       herd__sdq_argp(q, s, s->size), s->size);
         atomic_store_explicit(&s->taken, 1, memory_order_release);
     }
     *got = k;

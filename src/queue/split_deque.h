@@ -194,12 +194,16 @@ uint32_t herd__sdq_publish(herd__sdq *q);
 /* S2/S2', owner only: pop the newest task if it lies at or above base. */
 herd__pop_result herd__sdq_pop_slow(herd__sdq *q, uint32_t base, herd__taskcopy *out);
 
+/* A bit of a slot's kind: the slot is one of a run that a fifo wait
+ * reversed (herd__sdq_reverse). Cleared on the way out of the deque. */
+#define HERD__SLOT_REVERSED 0x8000u
+
 static inline void herd__sdq_copy_out(herd__sdq *q, uint32_t idx, herd__taskcopy *out) {
     herd__slot *s = &q->slots[idx];
     out->fn = s->fn;
     out->parent = s->parent;
     out->size = s->size;
-    out->kind = s->kind;
+    out->kind = (uint16_t)(s->kind & ~HERD__SLOT_REVERSED);
     if (__builtin_expect(s->size <= HERD__SLOT_INLINE_ARG, 1))
         herd__arg_load(out->arg, s->arg); /* fixed size, in herd_spawn's pieces */
     else
@@ -238,6 +242,18 @@ void herd__sdq_reset(herd__sdq *q, uint32_t new_head);
  * queued tasks down to base, in order. Returns the slots freed, 0 when
  * fewer than min_gain were gone (nothing changed). */
 uint32_t herd__sdq_compact(herd__sdq *q, uint32_t base, uint32_t min_gain);
+
+/* Owner only: reverse the order of the private slots [lo, hi) (split <=
+ * lo < hi <= head), their big arguments with them, so that pops take them
+ * oldest first (fifo's waits: core/task.c), and mark each with
+ * HERD__SLOT_REVERSED. No thief reads a private slot, and their `taken`
+ * marks are all clear (I4). */
+void herd__sdq_reverse(herd__sdq *q, uint32_t lo, uint32_t hi);
+/* Owner only, before the n oldest private slots leave (S7): put each run a
+ * wait reversed back in spawn order within them, and clear its marks. A
+ * run cut by the n-th slot is reversed only up to it: the slots that stay
+ * keep the owner's order. */
+void herd__sdq_spawn_order(herd__sdq *q, uint32_t n);
 
 /* S4, any thread but the owner: take the oldest public task. */
 herd__steal_result herd__sdq_steal(herd__sdq *q, herd__taskcopy *out);

@@ -1,31 +1,33 @@
 /* The shared-queue schedulers of paper 000: `fifo` ("Q"), `lifo` ("L") and
  * `central` ("CQ").
  *
- *  fifo        one queue per shepherd (by default one shepherd per core,
- *              as in the paper; HERD_SHEPHERD changes the level). A new
- *              task goes to the next shepherd round robin; a worker takes
- *              from its own shepherd's queue only, oldest first. No
- *              stealing: load balance comes from the round-robin placement
- *              alone. Tasks never go to a worker's own deque: herd_spawn's
- *              inline path is closed (runtime.c) and every spawn lands in a
- *              queue.
- *  lifo        one LIFO queue per shepherd, as fifo's, filled on demand as
- *              central's is: a spawn goes to the worker's deque (newest
- *              first, as the paper's LIFO queue), and a worker that finds
- *              its shepherd's queue empty asks every other worker to share.
- *              The asked worker deals the older half of its queued tasks
- *              round robin over the shepherds' queues, in contiguous parts
- *              (herd__share_dealt), leaving out its own shepherd when it is
- *              its only worker; with nothing on its deque, the older half
- *              of its shepherd's queue (lifo_redeal). A worker takes from
- *              its deque and its own shepherd's queue only, newest first.
- *              No stealing: the round-robin deal is the load balance.
- *              Placing every task round robin as it was created (the
- *              paper's Qthreads did) made half of all spawns write another
- *              core's queue and half of all waits suspend for a child
- *              running elsewhere: fib(35) both on 2 workers took 246x ws's
- *              time, and the 10^7-task random tree held up to 69 MB of
- *              suspended parents' stacks.
+ *  lifo        one LIFO queue per shepherd (by default one shepherd per
+ *              core, as in the paper; HERD_SHEPHERD changes the level),
+ *              filled on demand as central's is: a spawn goes to the
+ *              worker's deque (newest first, as the paper's LIFO queue),
+ *              and a worker that finds its shepherd's queue empty asks
+ *              every other worker to share. The asked worker deals the
+ *              older half of its queued tasks round robin over the
+ *              shepherds' queues, in contiguous parts (herd__share_dealt),
+ *              leaving out its own shepherd when it is its only worker;
+ *              with nothing on its deque, the older half of its shepherd's
+ *              queue (redeal). A worker takes from its deque and its own
+ *              shepherd's queue only, newest first. No stealing: the
+ *              round-robin deal is the load balance. Placing every task
+ *              round robin as it was created (the paper's Qthreads did)
+ *              made half of all spawns write another core's queue and half
+ *              of all waits suspend for a child running elsewhere: fib(35)
+ *              both on 2 workers took 246x ws's time, and the 10^7-task
+ *              random tree held up to 69 MB of suspended parents' stacks.
+ *  fifo        lifo's queues and deals, in the other order: a worker takes
+ *              its shepherd's queue oldest first, a wait runs its task's
+ *              children oldest first (HERD__SCHED_OLDEST_FIRST: the wait
+ *              reverses them on the deque, core/task.c), and what a wait
+ *              reversed is dealt in spawn order (herd__sdq_spawn_order).
+ *              Until round 25 fifo placed every task round robin at its
+ *              creation and a wait suspended for children queued behind
+ *              all older tasks: about 60x ws's time on fib, and the random
+ *              tree's suspended parents peaked at 40-66 MB.
  *  central     one LIFO queue for all workers, filled on demand as mts's
  *              shepherd queues are (mts.c): a spawn goes to the worker's
  *              deque, and a worker that finds the queue empty asks every
@@ -35,10 +37,10 @@
  *
  * A task queued for another shepherd may find that shepherd's workers
  * asleep, and only they may take it: such pushes wake every sleeper
- * (herd__wake_for_shepherd). lifo and central also take what a rescue
- * published on a deque (herd__steal_rescued): a worker that spins in user
- * code would otherwise keep its deque's tasks from everyone; fifo and lifo
- * rescue a queue's tasks likewise (queue_rescue). */
+ * (herd__wake_for_shepherd). All three take what a rescue published on a
+ * deque (herd__steal_rescued): a worker that spins in user code would
+ * otherwise keep its deque's tasks from everyone; fifo and lifo rescue a
+ * queue's tasks likewise (queue_rescue). */
 #include "sched/victims.h"
 
 #include "arch/os.h"
@@ -88,23 +90,6 @@ static herd__tq *own_queue(herd__sched_worker *w) {
     return &d->q[d->nqueues == 1 ? 0 : w->shepherd];
 }
 
-/* fifo's bounded breadth: a queue that holds this many tasks takes new
- * ones at its front, where its workers take next. Breadth-first order made
- * every task started wait for children queued behind all the others, each
- * waiting parent holding a stack: the 10^7-task random tree (stress_dag, 2
- * workers) peaked at 717 MB. Past the bound the queue goes depth-first,
- * and the frontier stops growing. Nothing runs out of turn: a task still
- * starts only when a worker takes it. */
-#define FIFO_BREADTH 1024u
-
-static int push_at(herd__sched_worker *w, int qi, herd_fn fn, void *parent, uint16_t kind,
-                   const void *arg, size_t size) {
-    queues *d = data_of(w->env);
-    herd__tq *q = &d->q[qi];
-    int at_front = d->take_front && herd__tq_size(q) >= FIFO_BREADTH;
-    return herd__qtask_push_at(q, at_front, fn, parent, kind, arg, size);
-}
-
 static int queues_take(herd__sched_worker *w, herd__work *out) {
     return herd__qtask_pop(own_queue(w), data_of(w->env)->take_front, out);
 }
@@ -124,7 +109,7 @@ static int lifo_take_child(herd__sched_worker *w, const void *join, herd__taskco
  * (core/rescue.c: after rescue_after_ns of searching in vain), a worker
  * that finds no other work watches the next other shepherd's queue that
  * holds tasks; when nothing was taken from it for rescue_after_ns, it
- * takes its oldest task (the first not held: lifo_redeal), and watches
+ * takes its oldest task (the first not held: redeal), and watches
  * again. From outside, a worker spinning for such a task and one running
  * a long task look the same: both lose a task after that long, as under
  * the deque rescue. */
@@ -179,18 +164,14 @@ static int queues_has_work(herd__sched_worker *w) {
 }
 
 /* fifo's and lifo's steal: no stealing, only rescues (what a rescue
- * published on a deque: lifo's; a queue that made no progress). */
-static int fifo_steal(herd__sched_worker *w, herd__work *out) {
-    return queue_rescue(w, out);
-}
-
-static int lifo_steal(herd__sched_worker *w, herd__work *out) {
+ * published on a deque; a queue that made no progress). */
+static int dealt_steal(herd__sched_worker *w, herd__work *out) {
     return herd__steal_rescued(w, out) || queue_rescue(w, out);
 }
 
 /* ---------------------------------------------------------- fifo, lifo */
 
-/* The next shepherd of the round robin (fifo's placement, lifo's deal). */
+/* The next shepherd of the round robin (fifo's and lifo's deal). */
 static int next_shepherd(herd__sched_worker *w) {
     const herd__sched_env *env = w->env;
     /* While an OpenMP team has only workers 0..serving-1 take shared work
@@ -209,26 +190,20 @@ static int next_shepherd(herd__sched_worker *w) {
                                    : (int)(w->rr++ % (unsigned)env->nshepherds);
 }
 
-static int per_shepherd_push(herd__sched_worker *w, herd_fn fn, void *parent, uint16_t kind,
-                             const void *arg, size_t size) {
-    int s = next_shepherd(w);
-    int rc = push_at(w, s, fn, parent, kind, arg, size);
-    if (rc == 0)
-        herd__wake_for_shepherd(w->env->rt, s); /* W3 */
-    return rc;
-}
-
-static int fifo_init(herd__sched_env *env) {
-    return queues_init(env, env->nshepherds, 1);
-}
-static int lifo_init(herd__sched_env *env) {
-    int rc = queues_init(env, env->nshepherds, 0);
+static int dealt_init(herd__sched_env *env, int take_front) {
+    int rc = queues_init(env, env->nshepherds, take_front);
     /* The OpenMP throttle's count (herd__self_queued): the worker's own
      * shepherd's queue, which holds part of what it shared, and the parts
      * its mates shared there. */
     for (int i = 0; rc == 0 && i < env->nworkers; i++)
         env->workers[i].shares_into = &data_of(env)->q[env->workers[i].shepherd];
     return rc;
+}
+static int fifo_init(herd__sched_env *env) {
+    return dealt_init(env, 1);
+}
+static int lifo_init(herd__sched_env *env) {
+    return dealt_init(env, 0);
 }
 
 /* Is w its shepherd's only worker, with other shepherds to deal to? */
@@ -255,7 +230,7 @@ static int deal_shepherd(herd__sched_worker *w) {
  * rescue, queue_rescue, may take from the queue meanwhile, but not them),
  * then the dealt ones leave: out of memory, the rest simply stay. Only the
  * shepherd's only worker does it, so there is one holder at a time. */
-static void lifo_redeal(herd__sched_worker *w) {
+static void redeal(herd__sched_worker *w) {
     queues *d = data_of(w->env);
     herd__tq *own = own_queue(w);
     uint32_t n = herd__tq_size(own) / 2; /* keeps the last one: giving it away gains nothing */
@@ -280,31 +255,25 @@ static void lifo_redeal(herd__sched_worker *w) {
  * runs a queued task and ends, as most leaves do, answers here, and a
  * request it answered from an empty deque was lost: one worker ran 4,726
  * of OpenMP alignment's 4,950 tasks while the other idled). */
-static void lifo_share(herd__sched_worker *w) {
+static void dealt_share(herd__sched_worker *w) {
     queues *d = data_of(w->env);
     if (alone(w) && !herd__sdq_oldest_private(w->q))
-        lifo_redeal(w);
+        redeal(w);
     else
         herd__share_dealt(w, d->q, d->nqueues - alone(w), deal_shepherd);
 }
 
-static int lifo_take(herd__sched_worker *w, herd__work *out) {
+static int dealt_take(herd__sched_worker *w, herd__work *out) {
     /* ORDER: relaxed; a hint, as the spawn path's S3 check reads it. */
     if (atomic_load_explicit(&w->q->split_req, memory_order_relaxed) && alone(w))
-        lifo_redeal(w);
+        redeal(w);
     if (queues_take(w, out))
         return 1;
     herd__ask_share(w->env, NULL, w->env->nworkers, w->id);
     return 0;
 }
 
-static void no_victims(const herd__sched_env *env, int worker, char *buf, size_t len) {
-    (void)env;
-    (void)worker;
-    snprintf(buf, len, "none (no stealing; new tasks go round robin over the shepherds)");
-}
-
-static void lifo_describe(const herd__sched_env *env, int worker, char *buf, size_t len) {
+static void dealt_describe(const herd__sched_env *env, int worker, char *buf, size_t len) {
     (void)env;
     (void)worker;
     snprintf(buf, len, "none (no stealing; shared tasks are dealt round robin over the shepherds)");
@@ -312,14 +281,15 @@ static void lifo_describe(const herd__sched_env *env, int worker, char *buf, siz
 
 const herd__sched_ops herd__sched_fifo = {
     .name = "fifo",
+    .flags = HERD__SCHED_DEQUE | HERD__SCHED_OLDEST_FIRST,
     .shepherd_level = HERD__LVL_CORE,
     .init = fifo_init,
     .fini = queues_fini,
-    .push = per_shepherd_push,
-    .take = queues_take,
-    .steal = fifo_steal,
+    .share = dealt_share,
+    .take = dealt_take,
+    .steal = dealt_steal,
     .has_work = queues_has_work,
-    .describe_victims = no_victims,
+    .describe_victims = dealt_describe,
 };
 
 const herd__sched_ops herd__sched_lifo = {
@@ -328,12 +298,12 @@ const herd__sched_ops herd__sched_lifo = {
     .shepherd_level = HERD__LVL_CORE,
     .init = lifo_init,
     .fini = queues_fini,
-    .share = lifo_share,
-    .take = lifo_take,
+    .share = dealt_share,
+    .take = dealt_take,
     .take_child = lifo_take_child,
-    .steal = lifo_steal,
+    .steal = dealt_steal,
     .has_work = queues_has_work,
-    .describe_victims = lifo_describe,
+    .describe_victims = dealt_describe,
 };
 
 /* ------------------------------------------------------------- central */

@@ -162,6 +162,10 @@ static inline uint64_t herd__rand(herd__sched_worker *w) {
  * by every worker's steals (the deque schedulers but mts, whose steals look
  * at its shepherds' queues). */
 #define HERD__SCHED_WORK_FIRST 8u
+/* A wait runs its task's queued children oldest first (fifo): it reverses
+ * them on the deque before it pops them (core/task.c), so herd_wait's
+ * inline path, which pops newest first, is closed (herd__hot.inline_floor). */
+#define HERD__SCHED_OLDEST_FIRST 16u
 
 /* A table of operations chosen at start-up. The worker loop (core/worker.c)
  * runs its ready queue, its own deque, its shepherd's placement queue and

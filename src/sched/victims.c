@@ -143,6 +143,9 @@ void herd__share_dealt(herd__sched_worker *w, herd__tq *qs, int parts,
     uint32_t n = (q->head - q->split + 1) / 2;
     if (n > HERD__SHARE_BATCH)
         n = HERD__SHARE_BATCH;
+    /* What a fifo wait reversed leaves in spawn order, so that a FIFO queue
+     * takes it oldest first. */
+    herd__sdq_spawn_order(q, n);
     /* Copied and queued first, each part under one acquisition of its
      * queue's lock (idle workers keep polling it: one per task slowed the
      * busy sharer down), then dropped: another worker may run a task in

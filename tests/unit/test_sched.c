@@ -1,6 +1,10 @@
 /* The defining property of each scheduler and option, checked one by one:
- *  - fifo / lifo / central: execution order on one worker; fifo's round-robin
- *    placement over two shepherds, no stealing, oldest first in each;
+ *  - fifo / lifo / central: execution order on one worker; fifo's waits run
+ *    their children oldest first on each of two shepherds;
+ *  - fifo: an asked worker deals the older half of its tasks round robin
+ *    over the other shepherds' queues; a worker takes from its own
+ *    shepherd's queue only, oldest first, and never steals; a wait's
+ *    reversal puts its children in spawn order;
  *  - lifo: an asked worker deals the older half of its tasks round robin
  *    over the shepherds' queues, its deque's or else its queue's; a worker
  *    takes from its own shepherd's queue only, newest first, and never
@@ -638,16 +642,87 @@ static void test_queue_orders(void) {
     for (int k = 0; k < NORDER; k++)
         CHECK_EQ(ran[k], NORDER - 1 - k);
 
-    STEP("fifo, two shepherds: round robin, no stealing, oldest first in each");
+    STEP("fifo, two shepherds: every task runs once (the orders: test_fifo)");
     run_order("fifo", "pack:1 core:2 pu:1", 2);
-    int last[2] = {-1, -1};
-    int first_shepherd = ran_on[0];
-    for (int k = 0; k < NORDER; k++) {
-        int i = ran[k], w = ran_on[i];
-        CHECK_EQ(w, (first_shepherd + i) % 2); /* one worker per shepherd here */
-        CHECK(i > last[w]);
-        last[w] = i;
+    int seen[NORDER] = {0};
+    for (int k = 0; k < NORDER; k++)
+        CHECK_EQ(seen[ran[k]]++, 0);
+}
+
+/* A fifo runtime of three one-worker shepherds. */
+static void test_fifo(void) {
+    STEP("fifo: an asked worker deals its older half round robin over the other shepherds");
+    herd__rt *rt = build("fifo", "pack:1 core:3 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    CHECK_EQ(rt->nshepherds, 3); /* one shepherd per core, as the paper's Q */
+    herd__worker *owner = &rt->workers[0], *mid = &rt->workers[1], *last = &rt->workers[2];
+    queue_private(owner, 16);
+    herd__work out;
+    CHECK(!rt->sched->take(ON(mid), &out)); /* empty: it asks the others */
+    CHECK(herd__sdq_wants_publish(&owner->hot.q));
+    clear_asks(rt);
+    /* 0..7 in two parts of four, to shepherds 1 and 2 (not the owner's own). */
+    rt->sched->share(ON(owner));
+    CHECK_EQ(herd__sdq_queued(&owner->hot.q), 8);
+    CHECK_EQ(herd__sdq_public_size(&owner->hot.q), 0);
+
+    STEP("fifo: each worker takes from its own shepherd's queue only, oldest first");
+    for (int want = 0; want <= 3; want++)
+        CHECK(rt->sched->take(ON(mid), &out) && arg_of(&out.task) == want);
+    CHECK(!rt->sched->take(ON(mid), &out));  /* shepherd 2 still holds 4 */
+    CHECK(!rt->sched->steal(ON(mid), &out)); /* and no stealing */
+    clear_asks(rt);
+    for (int want = 4; want <= 7; want++)
+        CHECK(rt->sched->take(ON(last), &out) && arg_of(&out.task) == want);
+    CHECK_EQ(drain_all(owner), 8);
+    free_rt(rt);
+
+    STEP("fifo: a wait's reversal puts its children in spawn order, big arguments too");
+    rt = build("fifo", "pack:1 core:3 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    owner = &rt->workers[0];
+    as(owner);
+    herd__sdq *q = &owner->hot.q;
+    unsigned char big[HERD_ARG_MAX];
+    for (int i = 0; i < 5; i++) {
+        memset(big, i, sizeof big);
+        memcpy(big, &i, sizeof i);
+        /* Every other one has a big argument (out of the slot). */
+        CHECK_OK(
+            herd__sdq_push(q, noop, NULL, HERD__KIND_TASK, big, i % 2 ? sizeof big : sizeof i));
     }
+    herd__sdq_reverse(q, 1, 5); /* 0 stays at the bottom */
+    herd__taskcopy t;
+    for (int want = 1; want <= 4; want++) {
+        CHECK(herd__sdq_pop(q, 0, &t) == HERD__POP_OK && arg_of(&t) == want);
+        CHECK_EQ(t.size, want % 2 ? sizeof big : sizeof want);
+        if (want % 2)
+            CHECK_EQ(t.arg[HERD_ARG_MAX - 1], want);
+    }
+    CHECK(herd__sdq_pop(q, 0, &t) == HERD__POP_OK && arg_of(&t) == 0);
+    free_rt(rt);
+
+    STEP("fifo: what a wait reversed is dealt in spawn order, and the rest stays in its order");
+    rt = build("fifo", "pack:1 core:3 pu:1", 0, NULL, NULL);
+    CHECK(rt != NULL);
+    owner = &rt->workers[0];
+    mid = &rt->workers[1];
+    last = &rt->workers[2];
+    queue_private(owner, 16);
+    as(owner);
+    herd__sdq_reverse(&owner->hot.q, 0, 16); /* a wait's: 15 at the bottom, 0 on top */
+    rt->sched->share(ON(owner));
+    /* The bottom half, 15..8, in spawn order, in two parts of four. */
+    for (int want = 8; want <= 11; want++)
+        CHECK(rt->sched->take(ON(mid), &out) && arg_of(&out.task) == want);
+    for (int want = 12; want <= 15; want++)
+        CHECK(rt->sched->take(ON(last), &out) && arg_of(&out.task) == want);
+    as(owner);
+    for (int want = 0; want <= 7; want++) {
+        CHECK(herd__sdq_pop(&owner->hot.q, 0, &t) == HERD__POP_OK && arg_of(&t) == want);
+        CHECK_EQ(t.kind, HERD__KIND_TASK); /* the mark does not leave the deque */
+    }
+    free_rt(rt);
 }
 
 /* ---------------------------------------------------------- work-first */
@@ -927,6 +1002,7 @@ int main(void) {
     test_mts();
     test_queue_holds();
     test_lifo();
+    test_fifo();
     test_queue_orders();
     test_hier_placement_ops();
     test_hier_placement_live();
