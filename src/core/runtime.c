@@ -487,15 +487,14 @@ static int rt_finish(herd__rt *rt) {
     if (sched_check(rt->sched, &rt->set))
         return HERD_EINVAL;
     /* herd_spawn's inline path pushes into the worker's own deque; it is
-     * closed (every spawn takes the slow path) when the scheduler queues
-     * elsewhere or the child must run first. */
-    int deque = (rt->sched->flags & HERD__SCHED_DEQUE) != 0;
-    int inline_spawn = deque && rt->set.spawn == HERD__SPAWN_HELP_FIRST;
+     * closed (every spawn takes the slow path) when the child must run
+     * first. */
+    int inline_spawn = rt->set.spawn == HERD__SPAWN_HELP_FIRST;
     for (int i = 0; i < rt->nworkers; i++) {
         herd__worker *w = &rt->workers[i];
         w->pu = rt->pu_of_worker[i];
         herd__tq_init(&w->mine);
-        if (deque && herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0) {
+        if (herd__sdq_init(&w->hot.q, DEQUE_CAP) != 0) {
             char what[64];
             snprintf(what, sizeof what, "worker %d's task deque (address space)", i);
             return start_no_memory(what, herd__sdq_reserved(DEQUE_CAP));

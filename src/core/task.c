@@ -146,7 +146,7 @@ static void drain_deque(herd__frame *f, void *j) {
     }
 }
 
-/* J0 for the queue schedulers: while the task the scheduler would give this
+/* J0 for the schedulers' own queues: while the task the scheduler would give this
  * worker next is one of j's, run it here as a plain call. That is the task
  * the worker's loop would take after the parent suspended, so the order of
  * the queue is kept; what is saved is the parent's suspension, the child's
@@ -272,17 +272,15 @@ static int push_on_deque(herd__worker *w, herd_fn fn, void *parent, uint16_t kin
     return rc;
 }
 
-/* Queue a new task where the scheduler wants it: the worker's own deque
- * (deque schedulers) or the scheduler's queues. */
+/* Queue a new task on the worker's own deque; a share asked for goes out
+ * at once (S3 or the scheduler's S7). */
 static inline int push_task(herd__worker *w, herd_fn fn, void *parent, uint16_t kind,
                             const void *arg, size_t size) {
-    const herd__sched_ops *sched = w->rt->sched;
-    int rc = sched->push ? sched->push(w->sched_self, fn, parent, kind, arg, size)
-                         : push_on_deque(w, fn, parent, kind, arg, size);
+    int rc = push_on_deque(w, fn, parent, kind, arg, size);
     if (__builtin_expect(rc != 0, 0))
         return rc;
     herd__count(&w->hot.spawned);
-    if (!sched->push && __builtin_expect(herd__sdq_wants_publish(&w->hot.q), 0))
+    if (__builtin_expect(herd__sdq_wants_publish(&w->hot.q), 0))
         publish(w);
     return 0;
 }
@@ -467,7 +465,7 @@ static int spawn_work_first(herd__worker *w, herd_fn fn, const void *arg, size_t
 /* The inline paths (herd/herd_fast.h) handle the common cases; these take
  * the rest: errors, large arguments, a full deque, public or stolen
  * children, group tasks on top of the deque, low stack, suspension, and
- * every spawn when the inline path is closed (queue schedulers, work-first). */
+ * every spawn when the inline path is closed (work-first, a first level). */
 HERD_API int herd__spawn_slow(herd_fn fn, const void *arg, size_t arg_size) {
     herd__worker *w = herd__self();
     if (!w || !w->hot.frame)

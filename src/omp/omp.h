@@ -289,9 +289,6 @@ typedef struct omp_team {
     _Atomic int ws_cancelled;
     _Atomic int cbar_count;
     _Atomic long cbar_gen;
-    /* its explicit tasks queued at a queue scheduler (no deque) and not
-     * started: the creation throttle's measure there (task.c) */
-    _Atomic long queued;
     /* single constructs (no copyprivate) claimed so far: the member whose
      * CAS moves it from k to k + 1 runs the team's k-th single (ws.c) */
     _Alignas(64) _Atomic unsigned long single_count;

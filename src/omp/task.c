@@ -30,13 +30,12 @@ typedef struct task_hdr {
 _Static_assert(sizeof(task_hdr) == 24, "the header of an inline task");
 
 #define HDR_FINAL 1u
-#define HDR_HEAP 2u     /* the data is a heap block whose pointer follows */
-#define HDR_RED 4u      /* the creator's task reductions (omp_task.red) follow the header */
-#define HDR_DETACH 8u   /* then its detach event (omp_event *) */
-#define HDR_TG 16u      /* then the taskgroup it belongs to (omp_task.tg_cur) */
-#define HDR_KEEP 32u    /* run its body even when discarded (OMP_TASK_KEEP) */
-#define HDR_COUNTED 64u /* counted in its creator's team's `queued` (throttled) */
-#define HDR_ICV 128u    /* then the ICVs it starts from (herd__omp_icv_lend) */
+#define HDR_HEAP 2u   /* the data is a heap block whose pointer follows */
+#define HDR_RED 4u    /* the creator's task reductions (omp_task.red) follow the header */
+#define HDR_DETACH 8u /* then its detach event (omp_event *) */
+#define HDR_TG 16u    /* then the taskgroup it belongs to (omp_task.tg_cur) */
+#define HDR_KEEP 32u  /* run its body even when discarded (OMP_TASK_KEEP) */
+#define HDR_ICV 128u  /* then the ICVs it starts from (herd__omp_icv_lend) */
 
 /* A task run outside herd: a guest runs its team's pooled tasks (pool.c)
  * as its member, whose number its current task has. */
@@ -151,8 +150,6 @@ void herd__omp_run_task(omp_task *me, omp_task *parent, uintptr_t *red, omp_task
 static void task_entry(void *p) {
     task_hdr h;
     memcpy(&h, p, sizeof h);
-    if (h.flags & HDR_COUNTED) /* ORDER: relaxed; a count for the throttle only */
-        atomic_fetch_sub_explicit(&h.parent->team->queued, 1, memory_order_relaxed);
     unsigned char *src = (unsigned char *)p + sizeof h;
     uintptr_t *red = NULL;
     if (h.flags & HDR_RED) {
@@ -234,12 +231,6 @@ static inline __attribute__((always_inline)) void task_frame(omp_task *t, herd__
     }
 }
 
-/* The worker has no deque: its scheduler queues every task in shared
- * queues (fifo; the deque was never set up). */
-static inline int no_deque(const herd__hot *h) {
-    return h->q.cap == 0;
-}
-
 /* A task that an implicit task queued is shared at once when its worker
  * has nothing public (S3 unasked, docs/design/split-deque.md): a member's
  * body may run user code for long after it (a single producer; a thread
@@ -255,7 +246,7 @@ static inline void share_now(herd__hot *h) {
 
 void herd__omp_share_now(void) {
     herd__hot *h = herd__tls;
-    if (h && !no_deque(h))
+    if (h)
         share_now(h);
 }
 
@@ -336,16 +327,9 @@ static int spawn_in_slot(omp_task *parent, void (*fn)(void *), const void *data,
 /* The words after a queued task's header: what its creator's task
  * reductions are (HDR_RED), its detach event (HDR_DETACH), its taskgroup
  * (HDR_TG), the ICVs it starts from (HDR_ICV). Returns the header's and
- * their length. Under a queue scheduler the task is also counted in its
- * team's `queued` (HDR_COUNTED, throttled). */
+ * their length. */
 static size_t hdr_extras(task_hdr *h, unsigned char *arg, omp_task *parent, omp_event *ev) {
     size_t len = sizeof *h;
-    herd__hot *hot = herd__tls;
-    if (hot && no_deque(hot) && parent->team) {
-        h->flags |= HDR_COUNTED;
-        /* ORDER: relaxed; a count for the throttle only */
-        atomic_fetch_add_explicit(&parent->team->queued, 1, memory_order_relaxed);
-    }
     uintptr_t *red = herd__omp_red_of(parent);
     if (red) {
         h->flags |= HDR_RED;
@@ -487,20 +471,6 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
 
 #define run_now herd__omp_run_undeferred
 
-/* The throttle under the queue scheduler (fifo: no
- * deque): the team's tasks queued and not started, counted at their
- * creation and start (HDR_COUNTED), against the bound for each of its
- * threads; libgomp counts likewise, team-wide. */
-static __attribute__((noinline)) int queue_throttled(herd__hot *h, const omp_task *parent,
-                                                     int limit) {
-    const omp_team *team = parent->team;
-    /* ORDER: relaxed; a count for the throttle only */
-    return team &&
-           atomic_load_explicit(&team->queued, memory_order_relaxed) >=
-               (long)limit * team->nthreads &&
-           (char *)__builtin_frame_address(0) >= h->stack_limit;
-}
-
 /* This thread's creation throttle (omp/throttle.h). */
 static __thread omp_throttle throttle_of_thread;
 
@@ -517,21 +487,16 @@ static __attribute__((noinline)) void throttle_calm(omp_throttle *t) {
  * thread, while its worker's deque already holds at least the bound
  * (HERD_OMP_THROTTLE, default 4, raised while thieves ask: omp/throttle.h)
  * tasks that nobody has taken (public or private,
- * docs/design/split-deque.md; under mts, central and lifo with those in
- * the scheduler's queue it shares into, herd__self_queued): those are the older, larger tasks that
- * thieves take first, so a further task adds no parallelism, only the cost
- * of deferring it (the queue slot and the pop: about twice an undeferred
- * call, fib(30)). The OpenMP specification lets the encountering thread
- * execute a task immediately; libgomp throttles likewise on a team-wide
- * count. Under a queue scheduler the team's count of queued tasks is the
- * measure (queue_throttled). Tasks run at once open a herd frame of their
- * own if they queue a child (Frames, above). Low on stack, they are
- * deferred as usual (their frames would deepen the stack). h: the worker,
- * parent: the encountering task. */
+ * docs/design/split-deque.md; under mts, central, lifo and fifo with those
+ * in the scheduler's queue it shares into, herd__self_queued): those are the older, larger tasks
+ * that thieves take first, so a further task adds no parallelism, only the cost of deferring it
+ * (the queue slot and the pop: about twice an undeferred call, fib(30)). The OpenMP specification
+ * lets the encountering thread execute a task immediately; libgomp throttles likewise on a
+ * team-wide count. Tasks run at once open a herd frame of their own if they queue a child (Frames,
+ * above). Low on stack, they are deferred as usual (their frames would deepen the stack). h: the
+ * worker, parent: the encountering task. */
 static inline __attribute__((always_inline)) int throttled(herd__hot *h, const omp_task *parent) {
     int limit = herd__omp_g.throttle;
-    if (__builtin_expect(no_deque(h), 0))
-        return limit && queue_throttled(h, parent, limit);
     /* A thief found the public part empty and asks for more: queue the task
      * (the spawn then publishes, S3), and raise the bound. Without this, the
      * thieves of an unbalanced tree (UTS) took the few queued tasks, often

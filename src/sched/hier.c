@@ -158,7 +158,7 @@ static int hier_steal(herd__sched_worker *w, herd__work *out) {
 
 const herd__sched_ops herd__sched_hier = {
     .name = "hier",
-    .flags = HERD__SCHED_DEQUE | HERD__SCHED_STEALS | HERD__SCHED_WORK_FIRST,
+    .flags = HERD__SCHED_STEALS | HERD__SCHED_WORK_FIRST,
     .init = hier_init,
     .fini = hier_fini,
     .take = hier_take,

@@ -235,7 +235,7 @@ static void mts_describe(const herd__sched_env *env, int worker, char *buf, size
 
 const herd__sched_ops herd__sched_mts = {
     .name = "mts",
-    .flags = HERD__SCHED_DEQUE | HERD__SCHED_STEALS | HERD__SCHED_SHEPHERD_READY,
+    .flags = HERD__SCHED_STEALS | HERD__SCHED_SHEPHERD_READY,
     .init = mts_init,
     .fini = mts_fini,
     .share = mts_share,

@@ -52,7 +52,7 @@ static int numa_random_steal(herd__sched_worker *w, herd__work *out) {
 
 const herd__sched_ops herd__sched_numa = {
     .name = "numa",
-    .flags = HERD__SCHED_DEQUE | HERD__SCHED_STEALS | HERD__SCHED_WORK_FIRST,
+    .flags = HERD__SCHED_STEALS | HERD__SCHED_WORK_FIRST,
     .init = numa_init,
     .fini = herd__sched_no_fini,
     .steal = numa_steal,
@@ -61,7 +61,7 @@ const herd__sched_ops herd__sched_numa = {
 
 const herd__sched_ops herd__sched_numa_random = {
     .name = "numa-random",
-    .flags = HERD__SCHED_DEQUE | HERD__SCHED_STEALS | HERD__SCHED_WORK_FIRST,
+    .flags = HERD__SCHED_STEALS | HERD__SCHED_WORK_FIRST,
     .init = numa_init,
     .fini = herd__sched_no_fini,
     .steal = numa_random_steal,

@@ -281,7 +281,7 @@ static void dealt_describe(const herd__sched_env *env, int worker, char *buf, si
 
 const herd__sched_ops herd__sched_fifo = {
     .name = "fifo",
-    .flags = HERD__SCHED_DEQUE | HERD__SCHED_OLDEST_FIRST,
+    .flags = HERD__SCHED_OLDEST_FIRST,
     .shepherd_level = HERD__LVL_CORE,
     .init = fifo_init,
     .fini = queues_fini,
@@ -294,7 +294,6 @@ const herd__sched_ops herd__sched_fifo = {
 
 const herd__sched_ops herd__sched_lifo = {
     .name = "lifo",
-    .flags = HERD__SCHED_DEQUE,
     .shepherd_level = HERD__LVL_CORE,
     .init = lifo_init,
     .fini = queues_fini,
@@ -350,7 +349,6 @@ static void central_describe(const herd__sched_env *env, int worker, char *buf, 
 
 const herd__sched_ops herd__sched_central = {
     .name = "central",
-    .flags = HERD__SCHED_DEQUE,
     .init = central_init,
     .fini = queues_fini,
     .share = central_share,

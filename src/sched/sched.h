@@ -151,8 +151,9 @@ static inline uint64_t herd__rand(herd__sched_worker *w) {
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-/* The flags of a scheduler. */
-#define HERD__SCHED_DEQUE 1u  /* new tasks go to the spawning worker's split deque */
+/* The flags of a scheduler. Every scheduler's new tasks go to the spawning
+ * worker's split deque (the inline path); since round 25 none places each
+ * task in a queue of its own at its creation (fifo did). */
 #define HERD__SCHED_STEALS 2u /* it steals between workers: HERD_STEAL applies */
 /* Resumed ULTs are taken only by workers of their worker's shepherd (mts):
  * readying one wakes every sleeper, as a shepherd's placement does. */
@@ -177,14 +178,11 @@ typedef struct herd__sched_ops {
     herd__level shepherd_level;
     int (*init)(herd__sched_env *env);
     void (*fini)(herd__sched_env *env);
-    /* Queue schedulers (no HERD__SCHED_DEQUE): place a new task. Returns 0
-     * or HERD_ENOMEM. NULL for deque schedulers. */
-    int (*push)(herd__sched_worker *w, herd_fn fn, void *parent, uint16_t kind, const void *arg,
-                size_t size);
-    /* Take from the scheduler's queue for w (queue schedulers; hier's
-     * first-level tasks), after w's own deque. NULL: no such queue. */
+    /* Take from the scheduler's queue for w (mts, central, lifo, fifo: its
+     * shepherd's; hier's first-level tasks), after w's own deque. NULL: no
+     * such queue. */
     int (*take)(herd__sched_worker *w, herd__work *out);
-    /* Deque schedulers that share through a queue of their own (mts): the
+    /* Schedulers that share through a queue of their own (mts): the
      * owner's answer to a raised split_req, in place of S3's publication.
      * It clears the request, moves tasks of w's deque to the scheduler's
      * queue (S7) and wakes whoever may take them (W3). NULL: S3. */
@@ -193,7 +191,7 @@ typedef struct herd__sched_ops {
      * where w would take next (the back of a LIFO queue): the wait runs it
      * as a plain call on its stack, as it runs its children from the deque
      * (J0), instead of suspending for it. 1 and *out filled, or 0. NULL:
-     * never (deque schedulers; FIFO queues, whose next task is the oldest). */
+     * never (no such queue; FIFO queues, whose next task is the oldest). */
     int (*take_child)(herd__sched_worker *w, const void *join, herd__taskcopy *out);
     /* A task spawned by a herd_run root (the first level of parallelism)
      * under help-first: place it where the scheduler wants first-level

@@ -35,7 +35,7 @@ static void ws_describe(const herd__sched_env *env, int worker, char *buf, size_
 
 const herd__sched_ops herd__sched_ws = {
     .name = "ws",
-    .flags = HERD__SCHED_DEQUE | HERD__SCHED_STEALS | HERD__SCHED_WORK_FIRST,
+    .flags = HERD__SCHED_STEALS | HERD__SCHED_WORK_FIRST,
     .init = ws_init,
     .fini = herd__sched_no_fini,
     .steal = ws_steal,
@@ -52,7 +52,7 @@ static int nearest_steal(herd__sched_worker *w, herd__work *out) {
 
 const herd__sched_ops herd__sched_ws_nearest = {
     .name = "ws-nearest",
-    .flags = HERD__SCHED_DEQUE | HERD__SCHED_STEALS | HERD__SCHED_WORK_FIRST,
+    .flags = HERD__SCHED_STEALS | HERD__SCHED_WORK_FIRST,
     .init = nearest_init,
     .fini = herd__sched_no_fini,
     .steal = nearest_steal,

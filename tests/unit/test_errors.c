@@ -256,15 +256,13 @@ static void big_child(void *p) {
 static void big_root(void *p) {
     (void)p;
     herd__worker *w = herd__self();
-    int deque = (w->rt->sched->flags & HERD__SCHED_DEQUE) != 0;
-    if (deque)
-        CHECK(w->hot.q.big == NULL); /* nothing big was queued on this worker yet */
+    CHECK(w->hot.q.big == NULL); /* nothing big was queued on this worker yet */
     unsigned char b[BIG_ARG];
     for (int i = 0; i < BIG_ARG; i++)
         b[i] = (unsigned char)(i * 7);
-    /* Where it goes depends on the scheduler and the spawn policy (a
-     * shepherd's queue, or run at once under work-first); wherever, its
-     * arguments arrive intact. */
+    /* Where it goes depends on the scheduler and the spawn policy (the
+     * deque, then maybe a shepherd's queue, or run at once under
+     * work-first); wherever, its arguments arrive intact. */
     CHECK_OK(herd_spawn(big_child, b, sizeof b));
     CHECK_OK(herd_wait());
     CHECK_EQ(atomic_load(&big_ok), 1);
