@@ -28,14 +28,11 @@ SETTING_VARS: dict[str, str] = {
     "stack": "HERD_STACK",
 }
 
-# fifo is not in the default set: under it every waiting parent holds a
-# stack and the frontier of waiting parents grows with the tree, so fib(35)
-# and UTS (a task per node) run for minutes (fib(27): 9.6 s fifo against
-# 0.014 s ws, 2 workers, docs/benchmarks.md). `--scheds` adds it. lifo is in
-# since it deals its tasks on demand (round 24; before, fib(35) both took
-# 24 s on 2 workers).
+# lifo is in since it deals its tasks on demand (round 24; before, fib(35)
+# both took 24 s on 2 workers), fifo since it does too (round 25; before,
+# every waiting parent held a stack and fib(35) ran for minutes).
 DEFAULT_SCHEDS = ("ws", "ws:spawn=work-first", "ws:steal=half", "numa", "numa-random", "hier",
-                  "mts", "central", "lifo")
+                  "mts", "central", "lifo", "fifo")
 KERNELS = ("fib", "uts", "sort")
 FIB_N = 35
 SORT_N = 4_000_000  # the table's size; bench_sort's own default is 32M (--large adds it)

@@ -363,7 +363,8 @@ def suite(name: str, nproc: int) -> Selection:
         ts = sorted({1, nproc} | {2 ** k for k in range(1, 12) if 2 ** k < nproc})
         return Selection(tuple((k, v, i) for k, v in kv for i in ("medium", "large")),
                          RUNTIME_KINDS, ("auto", "ws", "ws-nearest", "numa", "numa-random",
-                                         "hier", "mts", "central", "lifo"), tuple(ts), 5)
+                                         "hier", "mts", "central", "lifo", "fifo"), tuple(ts),
+                         5)
     raise ValueError(f"unknown suite {name!r}: quick or full")
 
 

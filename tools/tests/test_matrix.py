@@ -72,7 +72,7 @@ def test_quick_suite_expansion() -> None:
     # full: every scheduler at every thread count, for both ABIs.
     full = expand(suite("full", 4))
     omp_full = [c for c in full if c.runtime == "herd-omp"]
-    assert len(omp_full) == 14 * 2 * 9 * 3  # variants x inputs x schedulers x (1, 2, 4)
+    assert len(omp_full) == 14 * 2 * 10 * 3  # variants x inputs x schedulers x (1, 2, 4)
     assert len([c for c in full if c.runtime == "clang-herd-omp"]) == len(omp_full)
 
 
