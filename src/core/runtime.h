@@ -180,7 +180,7 @@ typedef struct herd__worker {
     herd__hot hot; /* first: the inline paths see it as herd__tls */
     int id;        /* second: herd__self_id() reads it (core/seam_omp.h) */
     /* third: the scheduler's record for this worker (sched/sched.h), in
-     * rt->sched_env.workers; herd__self_queued() reads its shares_into. */
+     * rt->sched_env.workers; herd__self_queued_reach() reads its shares_into. */
     herd__sched_worker *sched_self;
     /* fourth: a task was queued since the deque was last found empty
      * (herd__note_queued; core/rescue.h, R3, R4). */
@@ -233,7 +233,7 @@ _Static_assert(offsetof(herd__worker, hot) == 0 &&
                    offsetof(herd__worker, id) == offsetof(herd__worker_head, id) &&
                    offsetof(herd__worker, sched_self) == offsetof(herd__worker_head, sched_self) &&
                    offsetof(herd__worker, queued_note) == offsetof(herd__worker_head, queued_note),
-               "herd__self(), herd__self_id() and herd__self_queued() read herd__tls "
+               "herd__self(), herd__self_id() and herd__self_queued_reach() read herd__tls "
                "(core/seam_omp.h)");
 
 /* Debug builds: the calling thread runs worker w, whose owner-only state is

@@ -16,8 +16,8 @@
 #include "herd/herd.h"
 #include "herd/herd_fast.h"
 #include "queue/split_deque.h" /* the worker's deque: herd__sdq_queued, _wants_publish */
-#include "queue/task_queue.h"  /* herd__tq_size, for herd__self_queued */
-#include "sched/sched.h"       /* herd__sched_worker, for herd__self_queued */
+#include "queue/task_queue.h"  /* herd__tq_size, for herd__self_queued_reach */
+#include "sched/sched.h"       /* herd__sched_worker, for herd__self_queued_reach */
 
 #include <sched.h>
 #include <stddef.h>
@@ -67,9 +67,8 @@ static inline herd__worker *herd__self(void) {
 }
 /* What a worker begins with (core/runtime.h checks it): its hot part, which
  * herd__tls points at, then its index, then its scheduler's record, whose
- * shares_into is the queue it shares its tasks into (mts, central; under
- * lifo its own shepherd's, one of those it deals to; NULL under the
- * others). */
+ * shares_into and nshares_into are the queues it shares its tasks into
+ * (mts, central, lifo, fifo; NULL and 0 under the others). */
 typedef struct herd__worker_head {
     herd__hot hot;
     int id;
@@ -82,15 +81,18 @@ static inline int herd__self_id(void) {
     herd__hot *h = herd__tls;
     return h ? ((const herd__worker_head *)(void *)h)->id : -1;
 }
-/* The tasks worker h queued that nobody has started: its deque's, and
- * under mts, central and lifo those in the queue it shares into, which
- * holds its shepherd-mates' too (lifo: other shepherds' deals too, and not
- * the parts it dealt elsewhere; an estimate then). For the OpenMP creation
- * throttle. */
-static inline uint32_t herd__self_queued(herd__hot *h) {
+/* Do the tasks worker h queued that nobody has started number at least
+ * `enough`? Its deque's count, and under mts, central, lifo and fifo those
+ * in the queues it shares into, which hold its shepherd-mates' too (lifo,
+ * fifo: every shepherd's queue, with every worker's deals; an estimate,
+ * team-wide as libgomp's count is). Counted only until `enough`. For the
+ * OpenMP creation throttle. */
+static inline int herd__self_queued_reach(herd__hot *h, uint32_t enough) {
     uint32_t n = herd__sdq_queued(&h->q);
-    herd__tq *shared = ((const herd__worker_head *)(void *)h)->sched_self->shares_into;
-    return shared ? n + herd__tq_size(shared) : n;
+    const herd__sched_worker *sw = ((const herd__worker_head *)(void *)h)->sched_self;
+    for (int i = 0; i < sw->nshares_into && n < enough; i++)
+        n += herd__tq_size(&sw->shares_into[i]);
+    return n >= enough;
 }
 
 /* R3 (core/rescue.h): the running task is about to queue a task in worker

@@ -488,13 +488,13 @@ static __attribute__((noinline)) void throttle_calm(omp_throttle *t) {
  * (HERD_OMP_THROTTLE, default 4, raised while thieves ask: omp/throttle.h)
  * tasks that nobody has taken (public or private,
  * docs/design/split-deque.md; under mts, central, lifo and fifo with those
- * in the scheduler's queue it shares into, herd__self_queued): those are the older, larger tasks
- * that thieves take first, so a further task adds no parallelism, only the cost of deferring it
- * (the queue slot and the pop: about twice an undeferred call, fib(30)). The OpenMP specification
- * lets the encountering thread execute a task immediately; libgomp throttles likewise on a
- * team-wide count. Tasks run at once open a herd frame of their own if they queue a child (Frames,
- * above). Low on stack, they are deferred as usual (their frames would deepen the stack). h: the
- * worker, parent: the encountering task. */
+ * in the scheduler's queues it shares into, herd__self_queued_reach): those are the older, larger
+ * tasks that thieves take first, so a further task adds no parallelism, only the cost of deferring
+ * it (the queue slot and the pop: about twice an undeferred call, fib(30)). The OpenMP
+ * specification lets the encountering thread execute a task immediately; libgomp throttles likewise
+ * on a team-wide count. Tasks run at once open a herd frame of their own if they queue a child
+ * (Frames, above). Low on stack, they are deferred as usual (their frames would deepen the stack).
+ * h: the worker, parent: the encountering task. */
 static inline __attribute__((always_inline)) int throttled(herd__hot *h, const omp_task *parent) {
     int limit = herd__omp_g.throttle;
     /* A thief found the public part empty and asks for more: queue the task
@@ -509,7 +509,7 @@ static inline __attribute__((always_inline)) int throttled(herd__hot *h, const o
     omp_throttle *t = &throttle_of_thread;
     if (__builtin_expect(t->shift != 0, 0))
         throttle_calm(t);
-    if (!limit || herd__self_queued(h) < omp_throttle_bound(t, (uint32_t)limit) ||
+    if (!limit || !herd__self_queued_reach(h, omp_throttle_bound(t, (uint32_t)limit)) ||
         (char *)__builtin_frame_address(0) < h->stack_limit)
         return 0;
     /* The task about to run here may be long, and it may spawn nothing:

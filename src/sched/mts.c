@@ -47,8 +47,10 @@ static int shep_distance(const herd__sched_env *env, int a, int b) {
 }
 
 static void mts_fini(herd__sched_env *env) {
-    for (int i = 0; i < env->nworkers; i++)
+    for (int i = 0; i < env->nworkers; i++) {
         env->workers[i].shares_into = NULL;
+        env->workers[i].nshares_into = 0;
+    }
     for (int s = 0; s < env->nshepherds; s++) {
         HERD_ASSERT(herd__tq_size(&shep_of(env, s)->q) == 0);
         herd__tq_fini(&shep_of(env, s)->q);
@@ -70,8 +72,10 @@ static int mts_init(herd__sched_env *env) {
         atomic_init(&sh->stealing, 0);
         sh->order = malloc((size_t)(n > 1 ? n - 1 : 1) * sizeof(int));
     }
-    for (int i = 0; i < env->nworkers; i++)
+    for (int i = 0; i < env->nworkers; i++) {
         env->workers[i].shares_into = &shep_of(env, env->workers[i].shepherd)->q;
+        env->workers[i].nshares_into = 1;
+    }
     for (int s = 0; s < n; s++) {
         int *order = shep_of(env, s)->order, k = 0;
         if (!order) {

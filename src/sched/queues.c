@@ -73,8 +73,10 @@ static int queues_init(herd__sched_env *env, int nqueues, int take_front) {
 
 static void queues_fini(herd__sched_env *env) {
     queues *d = data_of(env);
-    for (int i = 0; i < env->nworkers; i++)
-        env->workers[i].shares_into = NULL; /* central's */
+    for (int i = 0; i < env->nworkers; i++) {
+        env->workers[i].shares_into = NULL;
+        env->workers[i].nshares_into = 0;
+    }
     for (int i = 0; i < d->nqueues; i++) {
         /* herd_stop runs after every run finished: the queues are empty. */
         HERD_ASSERT(herd__tq_size(&d->q[i]) == 0);
@@ -192,11 +194,15 @@ static int next_shepherd(herd__sched_worker *w) {
 
 static int dealt_init(herd__sched_env *env, int take_front) {
     int rc = queues_init(env, env->nshepherds, take_front);
-    /* The OpenMP throttle's count (herd__self_queued): the worker's own
-     * shepherd's queue, which holds part of what it shared, and the parts
-     * its mates shared there. */
-    for (int i = 0; rc == 0 && i < env->nworkers; i++)
-        env->workers[i].shares_into = &data_of(env)->q[env->workers[i].shepherd];
+    /* The OpenMP throttle's count (herd__self_queued_reach): every shepherd's
+     * queue, where the worker deals its tasks, with the others' deals. Its
+     * own shepherd's alone missed what it dealt elsewhere: a creator whose
+     * mate took one task and then spun in it dealt it all 2,000 tasks and
+     * never ran one itself (LLVM's omp_fill_taskqueue.c, throttling on). */
+    for (int i = 0; rc == 0 && i < env->nworkers; i++) {
+        env->workers[i].shares_into = data_of(env)->q;
+        env->workers[i].nshares_into = data_of(env)->nqueues;
+    }
     return rc;
 }
 static int fifo_init(herd__sched_env *env) {
@@ -309,8 +315,10 @@ const herd__sched_ops herd__sched_lifo = {
 
 static int central_init(herd__sched_env *env) {
     int rc = queues_init(env, 1, 0);
-    for (int i = 0; rc == 0 && i < env->nworkers; i++)
+    for (int i = 0; rc == 0 && i < env->nworkers; i++) {
         env->workers[i].shares_into = &data_of(env)->q[0];
+        env->workers[i].nshares_into = 1;
+    }
     return rc;
 }
 

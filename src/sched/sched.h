@@ -120,9 +120,12 @@ typedef struct herd__sched_worker {
     int nclasses;
     unsigned rr;  /* round-robin placement cursor (fifo, lifo, hier); owner only */
     uint64_t rng; /* herd__rand's state; owner only */
-    /* The queue the deque's tasks go to when asked (mts, central: `share`);
-     * NULL otherwise. The OpenMP creation throttle counts it (core/seam_omp.h). */
+    /* The queues the deque's tasks go to when asked (`share`), nshares_into
+     * of them in a row from shares_into: mts, its shepherd's; central, the
+     * one; lifo and fifo, every shepherd's (the deal's); NULL and 0
+     * otherwise. The OpenMP creation throttle counts them (core/seam_omp.h). */
     herd__tq *shares_into;
+    int nshares_into;
     /* The queue rescue of fifo and lifo (sched/queues.c), owner only: the
      * queue watched plus one (0: none), its `taken` when the watch began,
      * and when. */

@@ -7,6 +7,8 @@
 #include "check_omp.h"
 
 #include <omp.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 static long fib(int n) {
@@ -416,6 +418,49 @@ static void test_throttle(void) {
         CHECK(waiting_max <= limit);
 }
 
+/* The throttle with a mate that spins: thread 1 takes one task and spins in
+ * it, with no scheduling point, until thread 0 has started a task. The
+ * creator, thread 0, must then run one of its own tasks at once long
+ * before it has created them all, as libomp's throttle does (LLVM's
+ * omp_fill_taskqueue.c). Under lifo and fifo its tasks were dealt to
+ * thread 1's shepherd's queue, which the throttle did not count: it created
+ * all 2,000, and only then ran one. Checked on herd where both members are
+ * workers (one worker: member 1 is a guest, which takes from the team's
+ * pool); everywhere, nothing hangs: thread 0 ends the spin after its loop. */
+static void test_throttle_spinning_mate(void) {
+    enum { N = 2000 };
+    static _Atomic int block, created, created_at_first_run;
+    block = 1;
+    created = 0;
+    created_at_first_run = -1;
+    int nthreads = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp master
+    {
+        nthreads = omp_get_num_threads();
+        for (int i = 0; i < N; i++) {
+            created++;
+#pragma omp task
+            {
+                if (omp_get_thread_num() == 0) {
+                    int none = -1;
+                    atomic_compare_exchange_strong(&created_at_first_run, &none, created);
+                    block = 0;
+                }
+                while (block)
+                    ;
+            }
+        }
+        block = 0;
+    }
+    CHECK(created_at_first_run >= 1);
+    const char *t = getenv("HERD_OMP_THROTTLE"), *w = getenv("HERD_WORKERS");
+    int limit = t && *t ? atoi(t) : 4; /* "off": 0, nothing to check */
+    int workers = w && *w ? atoi(w) : omp_get_num_procs();
+    if (omp_test_on_herd() && nthreads == 2 && workers >= 2 && limit > 0)
+        CHECK(created_at_first_run < N);
+}
+
 /* A task's taskwait waits for its own children only, and a task run at once
  * has its own children too (herd: src/omp/task.c, "Frames"). The task runs
  * at once because of if(0) (with data built by a copy function, then
@@ -578,6 +623,7 @@ int main(void) {
         test_taskloop();
         test_many_deep();
         test_throttle();
+        test_throttle_spinning_mate();
         test_own_children();
     }
     printf("omp tasks: ok\n");
