@@ -87,8 +87,8 @@ typedef struct herd__hot {
      * every wait takes the slow path there. */
     char *inline_floor;
     /* herd_spawn pushes inline only while head < spawn_limit: the deque's
-     * capacity, or 0 when every spawn takes the slow path (queue
-     * schedulers, work-first). */
+     * capacity, or 0 when every spawn takes the slow path (work-first, a
+     * first level that the scheduler places). */
     uint32_t spawn_limit;
     HERD__ATOMIC(uint64_t) spawned; /* counters: owner writes, anyone reads (relaxed) */
     HERD__ATOMIC(uint64_t) inlined;

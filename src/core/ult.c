@@ -36,10 +36,10 @@ void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
  * lock), and overflows into one shared pool of up to STACK_POOL_MAX, which
  * every worker draws on before it maps a new stack. The pool matters when
  * stacks flow one way -- suspended on one worker, finished on another, as
- * every parent does under the queue schedulers -- where per-worker caches
- * alone would map on one side and unmap on the other, and each map or unmap
- * takes the process's mmap lock and shoots down TLBs. Cached stacks keep
- * the pages their tasks touched: the pool bounds that memory. */
+ * parents whose children were shared do under the shared-queue schedulers -- where per-worker
+ * caches alone would map on one side and unmap on the other, and each map or unmap takes the
+ * process's mmap lock and shoots down TLBs. Cached stacks keep the pages their tasks touched: the
+ * pool bounds that memory. */
 #define STACK_CACHE_MAX 16
 #define STACK_POOL_MAX 1024
 

@@ -232,8 +232,9 @@ static int take_mine(herd__worker *w, herd__work *out) {
     return herd__take_placed_mine(w, out);
 }
 
-/* The queue scheduler's queue for this worker (none for deque schedulers);
- * a task another worker shared there counts as a steal from it. */
+/* The scheduler's own queue for this worker (mts, central, lifo, fifo: its
+ * shepherd's; hier: its first-level tasks; none under the others); a task
+ * another worker shared there counts as a steal from it. */
 static int take_queued(herd__worker *w, herd__work *out) {
     if (!w->rt->sched->take || !w->rt->sched->take(w->sched_self, out))
         return 0;
