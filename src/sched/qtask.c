@@ -30,15 +30,10 @@ int herd__qtask_pop(herd__tq *q, int from_front, herd__work *out) {
 
 int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const void *arg,
                      size_t size) {
-    return herd__qtask_push_at(q, 0, fn, parent, kind, arg, size);
-}
-
-int herd__qtask_push_at(herd__tq *q, int at_front, herd_fn fn, void *parent, uint16_t kind,
-                        const void *arg, size_t size) {
     herd__qtask *t = herd__qtask_new(fn, parent, kind, arg, size);
     if (!t)
         return HERD_ENOMEM;
-    if (herd__tq_push(q, t, at_front) != 0) {
+    if (herd__tq_push(q, t, 0) != 0) {
         free(t);
         return HERD_ENOMEM;
     }

@@ -105,8 +105,8 @@ static int lifo_take_child(herd__sched_worker *w, const void *join, herd__taskco
  * all, env->rescue_after_ns: the OpenMP layer's runtime). A worker takes
  * tasks only from its own shepherd's queue, but OpenMP lets a task spin,
  * with no scheduling point, until another thread has started a task it
- * created: if that task sits in the spinning worker's own queue (placed
- * there round robin, or dealt there), only another thread can start it,
+ * created: if that task sits in the spinning worker's own queue (dealt
+ * there), only another thread can start it,
  * and none may. So, as the deque rescue does for a deque's private tasks
  * (core/rescue.c: after rescue_after_ns of searching in vain), a worker
  * that finds no other work watches the next other shepherd's queue that

@@ -118,7 +118,7 @@ typedef struct herd__sched_worker {
     int norder;
     int *class_end;
     int nclasses;
-    unsigned rr;  /* round-robin placement cursor (fifo, lifo, hier); owner only */
+    unsigned rr;  /* round-robin cursor (fifo and lifo deal, hier places); owner only */
     uint64_t rng; /* herd__rand's state; owner only */
     /* The queues the deque's tasks go to when asked (`share`), nshares_into
      * of them in a row from shares_into: mts, its shepherd's; central, the
@@ -233,7 +233,7 @@ int herd__sched_names(const char **out, int max, unsigned need_flags);
 void herd__sched_names_joined(char *buf, size_t len, unsigned need_flags);
 
 /* Tasks queued outside the split deques (sched/qtask.c): the header of a
- * herd__taskcopy and only `size` argument bytes. Used by the queue
+ * herd__taskcopy and only `size` argument bytes. Used by the shared-queue
  * schedulers and by core's placement queues. */
 typedef herd__taskcopy herd__qtask;
 herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void *arg, size_t size);
@@ -241,9 +241,6 @@ herd__qtask *herd__qtask_new(herd_fn fn, void *parent, uint16_t kind, const void
  * queued). The caller wakes whoever may take it (W3). */
 int herd__qtask_push(herd__tq *q, herd_fn fn, void *parent, uint16_t kind, const void *arg,
                      size_t size);
-/* The same at q's front (at_front) or back. */
-int herd__qtask_push_at(herd__tq *q, int at_front, herd_fn fn, void *parent, uint16_t kind,
-                        const void *arg, size_t size);
 /* Move a queued task into out->task and free it. */
 void herd__qtask_take(herd__qtask *t, herd__work *out);
 /* Take the task at q's front or back into *out: 1, or 0 when q is empty. */

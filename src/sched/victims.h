@@ -43,7 +43,7 @@ int herd__steal_in_order_with(herd__sched_worker *w, int random_in_class, herd__
 /* One steal attempt on worker v: its ready queue (from the back), then its
  * split deque (as much as HERD_STEAL says). */
 herd__steal_result herd__steal_from(herd__sched_worker *w, int v, herd__work *out);
-/* For schedulers whose thieves read no deque (mts, central): take what a
+/* For schedulers whose thieves read no deque (mts, central, lifo, fifo): take what a
  * rescue published on another worker's deque (core/rescue.c, R5: a worker
  * that spins in user code with tasks queued), the next ids on first. 1 with
  * *out filled on success. */
@@ -58,7 +58,7 @@ void herd__ask_share(const herd__sched_env *env, const int *ids, int n, int self
  * if any moved. With nothing private on the deque the request stands, as
  * S3 leaves it (the asker may sleep until an answer wakes it). */
 void herd__share_into(herd__sched_worker *w, herd__tq *q);
-/* The same answer dealt over several queues (lifo): the moved tasks, oldest
+/* The same answer dealt over several queues (lifo, fifo): the moved tasks, oldest
  * first, in up to `parts` contiguous parts of equal size (the last may be
  * shorter), part after part to qs[pick(w)], a fresh pick for each, and a
  * wake of the sleepers of shepherd pick(w) for each: qs[s] is shepherd s's
