@@ -5,16 +5,15 @@
  *              core, as in the paper; HERD_SHEPHERD changes the level),
  *              filled on demand as central's is: a spawn goes to the
  *              worker's deque (newest first, as the paper's LIFO queue),
- *              and a worker that finds its shepherd's queue empty marks
- *              its shepherd hungry and asks every other worker to share.
- *              The asked worker deals the older half of its queued tasks
- *              over the hungry shepherds' queues, round robin among them,
- *              in contiguous parts (herd__share_dealt; H1-H3 below),
+ *              and a worker that finds its shepherd's queue empty asks
+ *              every other worker to share. The asked worker deals the
+ *              older half of its queued tasks round robin over the
+ *              shepherds' queues, in contiguous parts (herd__share_dealt),
  *              leaving out its own shepherd when it is its only worker;
  *              with nothing on its deque, the older half of its shepherd's
  *              queue (redeal). A worker takes from its deque and its own
  *              shepherd's queue only, newest first. No stealing: the
- *              deal is the load balance. Placing every task
+ *              round-robin deal is the load balance. Placing every task
  *              round robin as it was created (the paper's Qthreads did)
  *              made half of all spawns write another core's queue and half
  *              of all waits suspend for a child running elsewhere: fib(35)
@@ -49,16 +48,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* fifo's and lifo's hunger mark of one shepherd (a line of its own: its
- * workers write it when they run out, dealers read it at every share). */
-typedef struct hunger {
-    _Atomic int marked;
-} __attribute__((aligned(64))) hunger;
-
 typedef struct queues {
     int nqueues;
     int take_front; /* fifo */
-    hunger *hungry; /* fifo, lifo: one per queue (dealt_init); NULL otherwise */
     herd__tq q[];
 } queues;
 
@@ -73,7 +65,6 @@ static int queues_init(herd__sched_env *env, int nqueues, int take_front) {
         return HERD_ENOMEM;
     d->nqueues = nqueues;
     d->take_front = take_front;
-    d->hungry = NULL;
     for (int i = 0; i < nqueues; i++)
         herd__tq_init(&d->q[i]);
     env->data = d;
@@ -91,7 +82,6 @@ static void queues_fini(herd__sched_env *env) {
         HERD_ASSERT(herd__tq_size(&d->q[i]) == 0);
         herd__tq_fini(&d->q[i]);
     }
-    free(d->hungry);
     free(d);
     env->data = NULL;
 }
@@ -177,29 +167,33 @@ static int queues_has_work(herd__sched_worker *w) {
 
 /* fifo's and lifo's steal: no stealing, only rescues (what a rescue
  * published on a deque; a queue that made no progress). */
-static void fed(herd__sched_worker *w);
-
 static int dealt_steal(herd__sched_worker *w, herd__work *out) {
-    if (!herd__steal_rescued(w, out) && !queue_rescue(w, out))
-        return 0;
-    fed(w);
-    return 1;
+    return herd__steal_rescued(w, out) || queue_rescue(w, out);
 }
 
 /* ---------------------------------------------------------- fifo, lifo */
 
+/* The next shepherd of the round robin (fifo's and lifo's deal). */
+static int next_shepherd(herd__sched_worker *w) {
+    const herd__sched_env *env = w->env;
+    /* While an OpenMP team has only workers 0..serving-1 take shared work
+     * (G1, core/worker.c), the round robin goes over those workers'
+     * shepherds: a task queued at a shepherd with none of them waited for
+     * the region's end, which waited for the task (a team of one thread
+     * on two shepherds: omp.detach@fifo hung). ORDER: relaxed; pairs with
+     * the seq_cst store of herd__serve_hold, which the team's encountering
+     * thread makes before it places the members (a box's release, X1, or
+     * a queue's lock, taken by the member), so every task of the region
+     * is placed under its value; it changes again only at the next hold or
+     * when work comes from outside a team (G4), after the region's tasks
+     * ended. */
+    int serving = atomic_load_explicit(env->serving, memory_order_relaxed);
+    return serving < env->nworkers ? env->workers[w->rr++ % (unsigned)serving].shepherd
+                                   : (int)(w->rr++ % (unsigned)env->nshepherds);
+}
+
 static int dealt_init(herd__sched_env *env, int take_front) {
     int rc = queues_init(env, env->nshepherds, take_front);
-    if (rc == 0) {
-        queues *d = data_of(env);
-        d->hungry = aligned_alloc(64, (size_t)d->nqueues * sizeof(hunger));
-        if (!d->hungry) {
-            queues_fini(env);
-            return HERD_ENOMEM;
-        }
-        for (int i = 0; i < d->nqueues; i++)
-            atomic_init(&d->hungry[i].marked, 0);
-    }
     /* The OpenMP throttle's count (herd__self_queued_reach): every shepherd's
      * queue, where the worker deals its tasks, with the others' deals. Its
      * own shepherd's alone missed what it dealt elsewhere: a creator whose
@@ -218,124 +212,25 @@ static int lifo_init(herd__sched_env *env) {
     return dealt_init(env, 0);
 }
 
-/* ------------------------------------------- whom a deal feeds (H1-H3)
- *
- * A deal goes to the shepherds whose workers ran out of work, round robin
- * among them, not to every shepherd in turn: on the 16-core machine
- * (round 26) the blind round robin gave each of 15 queues a task or two
- * at every share, most of them to busy workers, who later ran them as
- * migrations while the idle ones went on asking: UTS T3 moved 328,322
- * tasks between workers under lifo against ws's 68,348 steals, and
- * OpenMP UTS ran 6x ws's time.
- *
- * H1 a worker whose take finds its shepherd's queue empty marks the
- *    shepherd hungry (a relaxed store, when it is not marked), issues a
- *    seq_cst fence, then asks every other worker (split_req);
- * H2 a worker that answers a request first clears it (a relaxed store of
- *    split_req), issues a seq_cst fence, then reads the marks: each part
- *    of its deal goes to a marked shepherd, whose mark it claims first
- *    (a CAS from 1 to 0, so that two dealers answering the same asker at
- *    once do not both feed it); with no mark left, the rest stays on its
- *    deque (whoever asked has been fed since);
- * H3 otherwise a mark is cleared by the shepherd's own workers, when they
- *    get a task (their queue's, a rescue's). A claim is followed by the
- *    part's push (out of memory, by none: the asker marks again at its
- *    next take), so a mark made again after a claim, while the queue is
- *    still empty, is erased only by a later claim or take.
- * H1/H2 is the store-buffering pattern: either the asker's read of
- * split_req sees the clear (and it raises a new request, answered at the
- * dealer's next spawn), or the dealer's read sees the mark. A marked
- * shepherd stays marked until fed (H3), so a worker that asked and then
- * sleeps (W2) is fed by the next deal, which wakes it (W3). */
-
-static int marked(const queues *d, int s) {
-    /* ORDER: relaxed; H2's fence orders it after the request's clear. */
-    return atomic_load_explicit(&d->hungry[s].marked, memory_order_relaxed);
-}
-
-/* H1: the mark, before the worker asks. */
-static void mark_hungry(herd__sched_worker *w) {
-    _Atomic int *m = &data_of(w->env)->hungry[w->shepherd].marked;
-    /* ORDER: relaxed load and store, then the seq_cst fence before the
-     * asks' reads of split_req (herd__sdq_ask); pairs with H2's fence. */
-    if (!atomic_load_explicit(m, memory_order_relaxed)) {
-        atomic_store_explicit(m, 1, memory_order_relaxed);
-        atomic_thread_fence(memory_order_seq_cst);
-    }
-}
-
-/* H3: the worker got a task. */
-static void fed(herd__sched_worker *w) {
-    _Atomic int *m = &data_of(w->env)->hungry[w->shepherd].marked;
-    /* ORDER: relaxed; a hint to dealers, read again at every deal. */
-    if (atomic_load_explicit(m, memory_order_relaxed))
-        atomic_store_explicit(m, 0, memory_order_relaxed);
-}
-
 /* Is w its shepherd's only worker, with other shepherds to deal to? */
 static int alone(const herd__sched_worker *w) {
     return data_of(w->env)->nqueues > 1 && w->env->shepherds[w->shepherd].nworkers == 1;
 }
 
-/* May w deal to shepherd s? Never to its own when it is that shepherd's
- * only worker (the task would only come back to it, and a creator that
- * spins until another thread starts its task, as OpenMP allows, would
- * wait forever); while an OpenMP team has only workers 0..serving-1 take
- * shared work (G1, core/worker.c), only to those workers' shepherds: a
- * task queued at a shepherd with none of them waited for the region's
- * end, which waited for the task (a team of one thread on two shepherds:
- * omp.detach@fifo hung). ORDER: relaxed; pairs with the seq_cst store of
- * herd__serve_hold, which the team's encountering thread makes before it
- * places the members (a box's release, X1, or a queue's lock, taken by
- * the member), so every task of the region is dealt under its value; it
- * changes again only at the next hold or when work comes from outside a
- * team (G4), after the region's tasks ended. */
-static int may_deal_to(const herd__sched_worker *w, int s) {
-    const herd__sched_env *env = w->env;
-    if (s == w->shepherd && alone(w))
-        return 0;
-    int serving = atomic_load_explicit(env->serving, memory_order_relaxed);
-    return serving >= env->nworkers || env->shepherds[s].workers[0] < serving;
-}
-
-/* Does shepherd s want a part of w's deal? */
-static int wants(const herd__sched_worker *w, int s) {
-    return marked(data_of(w->env), s) && may_deal_to(w, s);
-}
-
-/* H2: clear the request, then count the shepherds that want a part. */
-static int hungry_shepherds(herd__sched_worker *w) {
-    /* ORDER: relaxed store, then the seq_cst fence before the marks' reads;
-     * pairs with H1's fence. */
-    atomic_store_explicit(&w->q->split_req, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_seq_cst);
-    int n = 0;
-    for (int s = 0; s < w->env->nshepherds; s++)
-        n += wants(w, s);
-    return n;
-}
-
-/* The shepherd of the deal's next part: the next in w's round robin that
- * wants one, its mark claimed (H2); -1 when none does any more (fed
- * meanwhile). */
+/* A shepherd of the deal: the round robin's next, but never the sharer's
+ * own when it is that shepherd's only worker (the task would only come
+ * back to it, and a creator that spins until another thread starts its
+ * task, as OpenMP allows, would wait forever). */
 static int deal_shepherd(herd__sched_worker *w) {
-    int n = w->env->nshepherds;
-    for (int k = 0; k < n; k++) {
-        int s = (int)(w->rr++ % (unsigned)n);
-        int one = 1;
-        /* ORDER: relaxed; the claim orders nothing: the part's push (the
-         * queue's lock) publishes the tasks. */
-        if (wants(w, s) &&
-            atomic_compare_exchange_strong_explicit(&data_of(w->env)->hungry[s].marked, &one, 0,
-                                                    memory_order_relaxed, memory_order_relaxed))
-            return s;
-    }
-    return -1;
+    int s = next_shepherd(w);
+    for (int k = 0; s == w->shepherd && alone(w) && k < w->env->nworkers; k++)
+        s = next_shepherd(w); /* the serving workers may all be on this one */
+    return s;
 }
 
 /* The answer of a worker asked while its deque is empty (it takes from its
  * queue): the older half of its shepherd's queue, where deals put tasks,
- * dealt over the hungry shepherds as a share is. Without it a worker that
+ * dealt over the other shepherds as a share is. Without it a worker that
  * had been dealt many tasks kept them all, and the one that asked idled
  * (no stealing). The tasks stay queued, held, while they are dealt (a
  * rescue, queue_rescue, may take from the queue meanwhile, but not them),
@@ -347,47 +242,39 @@ static void redeal(herd__sched_worker *w) {
     uint32_t n = herd__tq_size(own) / 2; /* keeps the last one: giving it away gains nothing */
     if (n == 0)
         return; /* the request stands: a worker that asked may sleep until it is answered (W2) */
-    int parts = hungry_shepherds(w);
-    if (parts == 0)
-        return;
     if (n > HERD__SHARE_BATCH)
         n = HERD__SHARE_BATCH;
+    /* ORDER: relaxed; cleared before the moves, as S3 does: a request
+     * raised after this is seen at a later take. */
+    atomic_store_explicit(&w->q->split_req, 0, memory_order_relaxed);
     void *batch[HERD__SHARE_BATCH];
     n = herd__tq_hold_front(own, batch, n);
     for (uint32_t i = 0; i < n; i++)
         ((herd__qtask *)batch[i])->from = w->id; /* held: nobody else takes them now */
-    uint32_t queued = herd__deal(w, batch, n, d->q, parts, deal_shepherd);
+    uint32_t queued = herd__deal(w, batch, n, d->q, d->nqueues - 1, deal_shepherd);
     herd__tq_release_front(own, queued);
 }
 
 /* The owner's answer to a request, at a spawn or a wait: deal its older
- * tasks over the hungry shepherds, one part each; with none queued on its
- * deque, the older half of its shepherd's queue (a task that runs a
- * queued task and ends, as most leaves do, answers here, and a request it
- * answered from an empty deque was lost: one worker ran 4,726 of OpenMP
- * alignment's 4,950 tasks while the other idled). */
+ * tasks over the shepherds, one part per shepherd it deals to; with none
+ * queued on its deque, the older half of its shepherd's queue (a task that
+ * runs a queued task and ends, as most leaves do, answers here, and a
+ * request it answered from an empty deque was lost: one worker ran 4,726
+ * of OpenMP alignment's 4,950 tasks while the other idled). */
 static void dealt_share(herd__sched_worker *w) {
     queues *d = data_of(w->env);
-    if (alone(w) && !herd__sdq_oldest_private(w->q)) {
+    if (alone(w) && !herd__sdq_oldest_private(w->q))
         redeal(w);
-        return;
-    }
-    if (w->q->head == w->q->split)
-        return; /* nothing private: the request stands, as S3 leaves it */
-    int parts = hungry_shepherds(w);
-    if (parts > 0)
-        herd__share_dealt(w, d->q, parts, deal_shepherd);
+    else
+        herd__share_dealt(w, d->q, d->nqueues - alone(w), deal_shepherd);
 }
 
 static int dealt_take(herd__sched_worker *w, herd__work *out) {
     /* ORDER: relaxed; a hint, as the spawn path's S3 check reads it. */
     if (atomic_load_explicit(&w->q->split_req, memory_order_relaxed) && alone(w))
         redeal(w);
-    if (queues_take(w, out)) {
-        fed(w);
+    if (queues_take(w, out))
         return 1;
-    }
-    mark_hungry(w);
     herd__ask_share(w->env, NULL, w->env->nworkers, w->id);
     return 0;
 }

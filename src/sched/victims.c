@@ -181,7 +181,7 @@ uint32_t herd__deal(herd__sched_worker *w, void *const *tasks, uint32_t k, herd_
     while (queued < k) {
         uint32_t len = k - queued < per ? k - queued : per;
         int qi = pick ? pick(w) : 0;
-        if (qi < 0 || herd__tq_push_many(&qs[qi], tasks + queued, len) != 0)
+        if (herd__tq_push_many(&qs[qi], tasks + queued, len) != 0)
             break;
         queued += len;
         if (pick)

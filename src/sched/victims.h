@@ -62,14 +62,13 @@ void herd__share_into(herd__sched_worker *w, herd__tq *q);
  * first, in up to `parts` contiguous parts of equal size (the last may be
  * shorter), part after part to qs[pick(w)], a fresh pick for each, and a
  * wake of the sleepers of shepherd pick(w) for each: qs[s] is shepherd s's
- * queue; a pick of -1 ends the deal, the rest staying on the deque. pick
- * NULL: one part to qs[0] and herd__wake_one (herd__share_into). */
+ * queue. pick NULL: one part to qs[0] and herd__wake_one (herd__share_into). */
 void herd__share_dealt(herd__sched_worker *w, herd__tq *qs, int parts,
                        int (*pick)(herd__sched_worker *w));
 /* The deal itself: tasks[0..k) (herd__qtask records), in order, in up to
  * `parts` contiguous parts as above, with the same picks and wakes. Returns
- * how many were queued: a prefix of tasks (a pick of -1 or out of memory:
- * the rest are the caller's still). */
+ * how many were queued: a prefix of tasks (out of memory, the rest are the
+ * caller's still). */
 uint32_t herd__deal(herd__sched_worker *w, void *const *tasks, uint32_t k, herd__tq *qs, int parts,
                     int (*pick)(herd__sched_worker *w));
 /* Tasks one share moves, at most. */

@@ -1,15 +1,14 @@
 /* The defining property of each scheduler and option, checked one by one:
  *  - fifo / lifo / central: execution order on one worker; fifo's waits run
  *    their children oldest first on each of two shepherds;
- *  - fifo: an asked worker deals the older half of its tasks over the
- *    queues of the other shepherds that asked; a worker takes from its own
+ *  - fifo: an asked worker deals the older half of its tasks round robin
+ *    over the other shepherds' queues; a worker takes from its own
  *    shepherd's queue only, oldest first, and never steals; a wait's
  *    reversal puts its children in spawn order;
- *  - lifo: an asked worker deals the older half of its tasks, its deque's
- *    or else its queue's, over the queues of the shepherds that asked,
- *    round robin among them, one part each per request, and nothing when
- *    none did; a worker takes from its own shepherd's queue only, newest
- *    first, and never steals;
+ *  - lifo: an asked worker deals the older half of its tasks round robin
+ *    over the shepherds' queues, its deque's or else its queue's; a worker
+ *    takes from its own shepherd's queue only, newest first, and never
+ *    steals;
  *  - numa, numa-random, hier, ws-nearest: the victim orders (by hand from the
  *    papers' rules) and a steal that takes the nearest victim's task; numa
  *    and numa-random by a NUMA distance matrix of three remote classes;
@@ -461,23 +460,17 @@ static void clear_asks(herd__rt *rt) {
 }
 
 /* A lifo runtime of three one-worker shepherds whose worker 0 queued 16
- * tasks (0..15) and, asked by workers 1 and 2, dealt 0..3 to shepherd 1
- * and 4..7 to shepherd 2. */
+ * tasks (0..15) and dealt 0..3 to shepherd 1 and 4..7 to shepherd 2. */
 static herd__rt *lifo_dealt(void) {
     herd__rt *rt = build("lifo", "pack:1 core:3 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     queue_private(&rt->workers[0], 16);
-    herd__work out;
-    CHECK(!rt->sched->take(ON(&rt->workers[1]), &out));
-    CHECK(!rt->sched->take(ON(&rt->workers[2]), &out));
-    clear_asks(rt);
-    herd__sdq_ask(&rt->workers[0].hot.q);
     rt->sched->share(ON(&rt->workers[0]));
     return rt;
 }
 
 static void test_lifo(void) {
-    STEP("lifo: an asked worker deals its older half over the shepherds that asked");
+    STEP("lifo: an asked worker deals its older half round robin over the other shepherds");
     herd__rt *rt = build("lifo", "pack:1 core:3 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     CHECK_EQ(rt->nshepherds, 3); /* one shepherd per core, as the paper's L */
@@ -493,14 +486,13 @@ static void test_lifo(void) {
      * request stands for its next spawn (the asker may sleep until then). */
     rt->sched->share(ON(&rt->workers[2]));
     CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
-    CHECK(!rt->sched->take(ON(&rt->workers[2]), &out)); /* it asks too */
+    CHECK(!rt->sched->take(ON(&rt->workers[2]), &out));
     CHECK(herd__sdq_wants_publish(&rt->workers[2].hot.q));
     clear_asks(rt);
     /* The answer: tasks 0..7, oldest first, in two parts of four, to
      * shepherds 1 and 2 in turn (not to the owner's own: it is its only
      * worker); the request is cleared; nothing is made public (no thief
      * ever reads the deque). */
-    herd__sdq_ask(&owner->hot.q);
     rt->sched->share(ON(owner));
     CHECK(!herd__sdq_wants_publish(&owner->hot.q));
     CHECK_EQ(herd__sdq_queued(&owner->hot.q), 8);
@@ -509,83 +501,53 @@ static void test_lifo(void) {
     STEP("lifo: each worker takes from its own shepherd's queue only, newest first");
     for (int want = 3; want >= 0; want--)
         CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == want);
-    CHECK(!rt->sched->take(ON(&rt->workers[1]), &out));  /* shepherd 2 still holds 4; it asks */
+    CHECK(!rt->sched->take(ON(&rt->workers[1]), &out));  /* shepherd 2 still holds 4 */
     CHECK(!rt->sched->steal(ON(&rt->workers[1]), &out)); /* and no stealing */
     CHECK(!rt->sched->take(ON(owner), &out));
     clear_asks(rt);
     for (int want = 7; want >= 4; want--)
         CHECK(rt->sched->take(ON(&rt->workers[2]), &out) && arg_of(&out.task) == want);
 
-    STEP("lifo: a deal passes over the shepherds that did not ask");
-    /* Worker 1 asked again (its last take found its queue empty), worker 2
-     * did not (it got tasks): 8..11 (half of 8..15) all go to shepherd 1,
-     * one part; the owner asked too, but its own shepherd is passed over. */
-    herd__sdq_ask(&owner->hot.q);
+    STEP("lifo: the round robin goes on where the last deal stopped");
+    /* Tasks 8..11 (half of 8..15), in two parts: shepherd 2 came last, so
+     * the next is 0, the owner's, passed over: 8..9 go to 1, 10..11 to 2. */
     rt->sched->share(ON(owner));
-    CHECK(!herd__sdq_wants_publish(&owner->hot.q));
-    CHECK(!rt->sched->take(ON(&rt->workers[2]), &out)); /* none for 2: now it asks */
-    clear_asks(rt);
-    for (int want = 11; want >= 8; want--)
-        CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == want);
-    /* One task to share (12): to shepherd 2, which asked since; 1 was fed
-     * and has not asked again. */
+    CHECK(rt->sched->take(ON(&rt->workers[2]), &out) && arg_of(&out.task) == 11);
+    CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == 9);
+    CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == 8);
+    CHECK(rt->sched->take(ON(&rt->workers[2]), &out) && arg_of(&out.task) == 10);
+    /* One task to share: one part, to the next shepherd (1), none to 2. */
     herd__taskcopy t;
     as(owner);
     for (int want = 15; want >= 13; want--)
         CHECK(herd__sdq_pop(&owner->hot.q, 0, &t) == HERD__POP_OK && arg_of(&t) == want);
-    herd__sdq_ask(&owner->hot.q);
     rt->sched->share(ON(owner));
-    CHECK(!rt->sched->take(ON(&rt->workers[1]), &out)); /* it asks again */
-    clear_asks(rt);
-    CHECK(rt->sched->take(ON(&rt->workers[2]), &out) && arg_of(&out.task) == 12);
+    CHECK(!rt->sched->take(ON(&rt->workers[2]), &out));
+    CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == 12);
     CHECK_EQ(drain_all(owner), 0);
-    clear_asks(rt);
-
-    STEP("lifo: a shepherd is fed once per request, and a deal with nobody to feed moves nothing");
-    /* Worker 1 asked; the owner deals 0..1 (half of four) to it, which
-     * claims its mark: asked again before worker 1 asks anew, the owner
-     * finds nobody hungry, keeps its tasks and drops the request. */
-    queue_private(owner, 4);
-    herd__sdq_ask(&owner->hot.q);
-    rt->sched->share(ON(owner));
-    CHECK_EQ(herd__sdq_queued(&owner->hot.q), 2);
-    herd__sdq_ask(&owner->hot.q);
-    rt->sched->share(ON(owner));
-    CHECK(!herd__sdq_wants_publish(&owner->hot.q));
-    CHECK_EQ(herd__sdq_queued(&owner->hot.q), 2);
-    CHECK(!rt->sched->take(ON(&rt->workers[2]), &out)); /* nothing for 2 either */
-    clear_asks(rt);
-    for (int want = 1; want >= 0; want--)
-        CHECK(rt->sched->take(ON(&rt->workers[1]), &out) && arg_of(&out.task) == want);
-    CHECK_EQ(drain_all(owner), 2);
     free_rt(rt);
 
     STEP("lifo: an asked worker with an empty deque deals the older half of its queue");
     rt = lifo_dealt();
     owner = &rt->workers[0];
     herd__worker *mid = &rt->workers[1], *last = &rt->workers[2];
-    /* The owner asks (its shepherd's queue is empty), and worker 1, asked,
-     * takes: first 0 and 1 leave its queue, one part of two for shepherd 0,
-     * the only one that asked (its own passed over), then it takes its
-     * newest. */
-    CHECK(!rt->sched->take(ON(owner), &out));
-    CHECK(herd__sdq_wants_publish(&mid->hot.q));
+    /* Asked, worker 1 takes: first 0 and 1 leave its queue, one part each,
+     * for shepherds 0 and 2 (its own passed over), then it takes its newest. */
+    herd__sdq_ask(&mid->hot.q);
     CHECK(rt->sched->take(ON(mid), &out) && arg_of(&out.task) == 3);
     CHECK(!herd__sdq_wants_publish(&mid->hot.q));
-    CHECK(rt->sched->take(ON(owner), &out) && arg_of(&out.task) == 1);
     CHECK(rt->sched->take(ON(owner), &out) && arg_of(&out.task) == 0);
+    CHECK(rt->sched->take(ON(last), &out) && arg_of(&out.task) == 1);
     /* Its last task stays: giving it away would gain nothing; the request
      * stands. */
-    CHECK(!rt->sched->take(ON(owner), &out)); /* the owner asks again */
+    herd__sdq_ask(&mid->hot.q);
     CHECK(rt->sched->take(ON(mid), &out) && arg_of(&out.task) == 2);
     CHECK(herd__sdq_wants_publish(&mid->hot.q));
     clear_asks(rt);
-    CHECK(!rt->sched->take(ON(mid), &out)); /* worker 1 asks */
+    CHECK(!rt->sched->take(ON(mid), &out));
     /* The same answer at a spawn or a wait (share) when its deque is empty:
-     * worker 2 holds 4..7 and gives 4 and 5 away, one to each shepherd
-     * that asked: 4 to shepherd 0 and 5 to shepherd 1 (its round robin
-     * starts at 0). */
-    herd__sdq_ask(&last->hot.q);
+     * worker 2 holds 4..7 and gives 4 and 5 away, 4 to shepherd 0 and 5 to
+     * shepherd 1 (its round robin starts at 0). */
     rt->sched->share(ON(last));
     CHECK(rt->sched->take(ON(owner), &out) && arg_of(&out.task) == 4);
     CHECK(rt->sched->take(ON(mid), &out) && arg_of(&out.task) == 5);
@@ -689,7 +651,7 @@ static void test_queue_orders(void) {
 
 /* A fifo runtime of three one-worker shepherds. */
 static void test_fifo(void) {
-    STEP("fifo: an asked worker deals its older half over the shepherds that asked");
+    STEP("fifo: an asked worker deals its older half round robin over the other shepherds");
     herd__rt *rt = build("fifo", "pack:1 core:3 pu:1", 0, NULL, NULL);
     CHECK(rt != NULL);
     CHECK_EQ(rt->nshepherds, 3); /* one shepherd per core, as the paper's Q */
@@ -698,10 +660,8 @@ static void test_fifo(void) {
     herd__work out;
     CHECK(!rt->sched->take(ON(mid), &out)); /* empty: it asks the others */
     CHECK(herd__sdq_wants_publish(&owner->hot.q));
-    CHECK(!rt->sched->take(ON(last), &out));
     clear_asks(rt);
     /* 0..7 in two parts of four, to shepherds 1 and 2 (not the owner's own). */
-    herd__sdq_ask(&owner->hot.q);
     rt->sched->share(ON(owner));
     CHECK_EQ(herd__sdq_queued(&owner->hot.q), 8);
     CHECK_EQ(herd__sdq_public_size(&owner->hot.q), 0);
@@ -749,12 +709,8 @@ static void test_fifo(void) {
     mid = &rt->workers[1];
     last = &rt->workers[2];
     queue_private(owner, 16);
-    CHECK(!rt->sched->take(ON(mid), &out));
-    CHECK(!rt->sched->take(ON(last), &out));
-    clear_asks(rt);
     as(owner);
     herd__sdq_reverse(&owner->hot.q, 0, 16); /* a wait's: 15 at the bottom, 0 on top */
-    herd__sdq_ask(&owner->hot.q);
     rt->sched->share(ON(owner));
     /* The bottom half, 15..8, in spawn order, in two parts of four. */
     for (int want = 8; want <= 11; want++)
