@@ -110,3 +110,13 @@ void *omp_bench_alloc(size_t bytes) {
     }
     return p;
 }
+
+void *omp_bench_alloc_lines(size_t bytes) {
+    size_t rounded = (bytes + OMP_BENCH_LINE - 1) / OMP_BENCH_LINE * OMP_BENCH_LINE;
+    void *p = aligned_alloc(OMP_BENCH_LINE, rounded ? rounded : OMP_BENCH_LINE);
+    if (!p) {
+        fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}

@@ -82,4 +82,15 @@ static inline double omp_bench_unit(uint64_t *state) {
 /** malloc or exit(1) with a message. */
 void *omp_bench_alloc(size_t bytes);
 
+/** The cache line the per-thread blocks below are aligned and padded to. */
+#define OMP_BENCH_LINE 64
+
+/** As omp_bench_alloc, aligned to OMP_BENCH_LINE: for blocks that threads
+ *  write, one per thread. From plain malloc such a block may straddle two
+ *  lines and share one with its neighbour, and whether it does depends on
+ *  the heap's layout, which each runtime's start-up leaves different (the
+ *  OpenMP UTS's counters: 16 bytes into a line under libgomp, 48 under
+ *  herd-omp, where the two threads' counters shared a line). */
+void *omp_bench_alloc_lines(size_t bytes);
+
 #endif /* HERD_BENCH_OMP_BENCH_H */

@@ -5,7 +5,7 @@
  *
  * Each child of a node is a task that gets the child node (24 bytes) by
  * value; there is no cut-off (the BOTS shape: very fine-grained tasks).
- * Counts go to a per-thread block, padded to a cache line and indexed by
+ * Counts go to a per-thread block, a cache line of its own, indexed by
  * omp_get_thread_num() -- read and used with no task scheduling point in
  * between -- and summed at the end; a node never waits for its children.
  * The trees and their published sizes are bench/uts_tree.c's: inputs small
@@ -26,8 +26,7 @@ static const char *const tree_of[3] = {"T1", "T3", "T1L"};
 
 typedef struct counter {
     uts_count c;
-    char pad[64 - sizeof(uts_count) % 64];
-} counter;
+} __attribute__((aligned(OMP_BENCH_LINE))) counter;
 
 static counter *counts;
 static const uts_tree *tree;
@@ -63,8 +62,8 @@ int main(int argc, char **argv) {
     }
     rest[kept] = NULL;
     char inputs[160];
-    snprintf(inputs, sizeof inputs, "{\"tasks\":{\"tree\":[\"%s\",\"%s\",\"%s\"]}}",
-             tree_of[0], tree_of[1], tree_of[2]);
+    snprintf(inputs, sizeof inputs, "{\"tasks\":{\"tree\":[\"%s\",\"%s\",\"%s\"]}}", tree_of[0],
+             tree_of[1], tree_of[2]);
     omp_opts o = {.kernel = "uts", .inputs = inputs};
     omp_bench_parse(kept, rest, &o, usage, variants);
     if (!name)
@@ -76,7 +75,7 @@ int main(int argc, char **argv) {
         bench_usage_error(usage, what, name);
     }
     int nthreads = o.seq ? 1 : omp_get_max_threads();
-    counts = omp_bench_alloc((size_t)nthreads * sizeof *counts);
+    counts = omp_bench_alloc_lines((size_t)nthreads * sizeof *counts);
     double times[o.reps];
     int verified = 1;
     uts_count total = {0};
@@ -101,7 +100,8 @@ int main(int argc, char **argv) {
                 total.max_depth = counts[t].c.max_depth;
         }
         if (!uts_count_ok(tree, &total)) {
-            fprintf(stderr, "uts %s: %llu nodes, %llu leaves, depth %lld; published %llu, %llu, %d\n",
+            fprintf(stderr,
+                    "uts %s: %llu nodes, %llu leaves, depth %lld; published %llu, %llu, %d\n",
                     tree->name, (unsigned long long)total.nodes, (unsigned long long)total.leaves,
                     (long long)total.max_depth, (unsigned long long)tree->nodes,
                     (unsigned long long)tree->leaves, tree->max_depth);
