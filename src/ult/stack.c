@@ -117,6 +117,7 @@ herd__stack *herd__stack_new(const herd__stack_conf *c) {
 #else
     s->tsan_fiber = NULL;
 #endif
+    s->tsan_contexts = 0;
     if (herd__stack_arm(c, s) != 0) {
         int e = errno;
 #if defined(HERD_TSAN)

@@ -38,6 +38,7 @@ typedef struct herd__stack {
     int guarded;              /* 1 while the guard region is PROT_NONE */
     struct herd__stack *next; /* free-list / wait-list link, owner: whoever holds it */
     void *tsan_fiber;
+    unsigned tsan_contexts; /* TSan builds: contexts started on tsan_fiber (core/ult.c) */
     /* 1: not a mapping of ours but a thread's own stack, adopted as a ULT
      * (core/adopt.c): no guard of ours, no canary, never freed or parked.
      * native_size: its usable bytes from low (sanitizer fiber switches). */
