@@ -1,8 +1,7 @@
 /* The creation throttle's bound on one thread (task.c, "Creation throttle"):
- * HERD_OMP_THROTTLE queued tasks, raised to its highest (the setting times
- * 2^OMP_THROTTLE_RAISE_MAX) each time a thief asks the thread's worker for
- * work, halved after each OMP_THROTTLE_CALM tasks created without a thief
- * asking, down to the setting.
+ * HERD_OMP_THROTTLE queued tasks, doubled each time a thief asks the thread's
+ * worker for work (up to OMP_THROTTLE_RAISE_MAX times), halved again after
+ * OMP_THROTTLE_CALM tasks created without a thief asking.
  *
  * Why it moves: a thief asks when it found the worker's public part empty.
  * With the setting's few queued tasks, which are the newest children of the
@@ -13,13 +12,6 @@
  * larger ones; once they stop, the bound falls back, because a raised bound
  * defers every task below it, about twice the cost of a call for a
  * fine-grained task (fib without a cut-off).
- *
- * Why at once: until round 27 each request doubled the bound, so it took six
- * requests, each within OMP_THROTTLE_CALM creations of the last, to reach the
- * top; meanwhile the worker ran at once the tasks a thief could have had,
- * and the thief came back for more. Raised at once, T3 on 2 threads took a
- * median of 23,751 steals instead of 41,981 and deferred 334,590 tasks
- * instead of 600,773 (21 runs each, 2-core AMD VM; docs/benchmarks.md).
  *
  * One thread's state, read and written by that thread alone: no ordering. */
 #ifndef HERD_OMP_THROTTLE_H
@@ -40,9 +32,10 @@ static inline uint32_t omp_throttle_bound(const omp_throttle *t, uint32_t limit)
     return limit << t->shift;
 }
 
-/* A thief asked for work: the highest bound, for OMP_THROTTLE_CALM tasks. */
+/* A thief asked for work. */
 static inline void omp_throttle_asked(omp_throttle *t) {
-    t->shift = OMP_THROTTLE_RAISE_MAX;
+    if (t->shift < OMP_THROTTLE_RAISE_MAX)
+        t->shift++;
     t->calm = 0;
 }
 
