@@ -102,8 +102,7 @@ void omp_bench_result(const omp_opts *o, const double *times, int done, int veri
     fflush(stdout);
 }
 
-void *omp_bench_alloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
+static void *got(void *p, size_t bytes) {
     if (!p) {
         fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
         exit(1);
@@ -111,12 +110,11 @@ void *omp_bench_alloc(size_t bytes) {
     return p;
 }
 
+void *omp_bench_alloc(size_t bytes) {
+    return got(malloc(bytes ? bytes : 1), bytes);
+}
+
 void *omp_bench_alloc_lines(size_t bytes) {
-    size_t rounded = (bytes + OMP_BENCH_LINE - 1) / OMP_BENCH_LINE * OMP_BENCH_LINE;
-    void *p = aligned_alloc(OMP_BENCH_LINE, rounded ? rounded : OMP_BENCH_LINE);
-    if (!p) {
-        fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
+    size_t lines = bytes ? (bytes + OMP_BENCH_LINE - 1) / OMP_BENCH_LINE : 1;
+    return got(aligned_alloc(OMP_BENCH_LINE, lines * OMP_BENCH_LINE), bytes);
 }

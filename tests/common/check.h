@@ -8,6 +8,7 @@
 #define HERD_TESTS_CHECK_H
 
 #include "herd/herd.h"
+#include "sanitized.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -83,31 +84,6 @@ static inline uint64_t check_mix64(uint64_t x) {
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     return x ^ (x >> 31);
 }
-
-/* Built with a sanitizer? Some sizes shrink there. ThreadSanitizer keeps
- * about 2 MB of state per fiber (a TSan thread: its clocks and its trace),
- * and every suspended task holds a fiber, so under TSan a test keeps at
- * most about a thousand tasks suspended at once. */
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define CHECK_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define CHECK_SANITIZED 1
-#endif
-#endif
-#ifndef CHECK_SANITIZED
-#define CHECK_SANITIZED 0
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define CHECK_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CHECK_TSAN 1
-#endif
-#endif
-#ifndef CHECK_TSAN
-#define CHECK_TSAN 0
-#endif
 
 /* A size for this build: `normal`, or `tsan` under ThreadSanitizer. */
 #define CHECK_SIZE(normal, tsan) (CHECK_TSAN ? (tsan) : (normal))

@@ -11,7 +11,7 @@
  * Phase 2 (shake): random workloads (thieves, bursts, pop mix, random yields)
  * on alternating kinds, each fully checked by run_mix(), until ROUNDS rounds
  * or the time budget is spent. The whole test stops by itself within about
- * HERD_STRESS_SECONDS: by default 60, or 20 in a sanitizer build, where the
+ * CHECK_STRESS_SECONDS: by default 60, or 20 in a sanitizer build, where the
  * shake is for the sanitizer's race and memory checks (which a few hundred
  * rounds exercise) and the unsanitized build's stage runs the long one.
  */
@@ -19,6 +19,8 @@
 
 #define DEQUE_BATTERY_NO_MAIN
 #include "../unit/test_deque_battery.c"
+
+#include "../common/sanitized.h"
 
 #define REPS 3
 #define ROUNDS 2000
@@ -28,20 +30,16 @@ typedef struct workload {
     mix_params p;
 } workload;
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define DEFAULT_SECONDS 20.0
-#else
-#define DEFAULT_SECONDS 60.0
-#endif
+#define DEFAULT_SECONDS (CHECK_SANITIZED ? 20.0 : 60.0)
 
 static double budget_s(void) {
-    const char *e = getenv("HERD_STRESS_SECONDS");
+    const char *e = getenv("CHECK_STRESS_SECONDS");
     if (!e)
         return DEFAULT_SECONDS;
     char *end = NULL;
     double s = strtod(e, &end);
     if (end == e || *end != '\0' || !(s >= 1 && s <= 86400)) {
-        fprintf(stderr, "HERD_STRESS_SECONDS=%s: expected seconds from 1 to 86400\n", e);
+        fprintf(stderr, "CHECK_STRESS_SECONDS=%s: expected seconds from 1 to 86400\n", e);
         exit(2);
     }
     return s;
