@@ -227,6 +227,14 @@ void herd__adopt_leave(herd__frame *fr);
 void herd__serve_hold(herd__rt *rt, int n);
 void herd__serve_release(herd__rt *rt);
 void herd__serve_all(herd__rt *rt);
+/* Whether a worker other than the caller's may take shared work now: one
+ * below the serving limit (herd__serve_hold), or any other worker of a
+ * runtime that does not limit serving. A thief's request (split_req) may
+ * have been raised before a hold parked its asker: under an outermost team
+ * of one, no other worker takes the team's tasks, whoever asked. ORDER:
+ * relaxed; a hint (the OpenMP creation throttle's: how many tasks wait).
+ * Context: a worker. */
+int herd__others_serve(void);
 
 /* core/task.c: a fork (herd__fork, F1..F5): count tasks at once, one on
  * each worker first..first+count-1 (first >= 1), each fn(copy of arg) (a

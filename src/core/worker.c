@@ -567,6 +567,16 @@ void herd__serve_unheld(herd__rt *rt) {
     herd__spin_unlock(&rt->serve_lock);
 }
 
+int herd__others_serve(void) {
+    herd__worker *w = herd__self();
+    herd__rt *rt = w->rt;
+    if (!rt->serve_limits)
+        return rt->nworkers > 1;
+    /* ORDER: relaxed; see the declaration (seam_omp.h). */
+    int n = atomic_load_explicit(&rt->serving, memory_order_relaxed);
+    return n - (w->id < n) > 0;
+}
+
 void herd__serve_all(herd__rt *rt) {
     if (atomic_load_explicit(&rt->serving, memory_order_relaxed) == rt->nworkers)
         return;

@@ -637,6 +637,11 @@ unsigned long herd__omp_taskloop_split(const omp_task *parent, unsigned flags,
 /* An undeferred task: its data copied (cpyfn) first, then run here. */
 void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
                               void (*cpyfn)(void *, void *), long size, long align, int final);
+/* The calling thread's creation throttle back to the setting (omp/throttle.h),
+ * as an outermost team begins: a bound raised for the thieves of an
+ * earlier region would defer the tasks of a team that has none (a team of
+ * one parks the other workers). */
+void herd__omp_throttle_restart(void);
 /* doacross.c: a doacross loop nest as GCC passes it: n loops and their
  * iteration counts (long, or unsigned long long when ull). Its record is set
  * up by the member that sets up the loop, and freed by the last member to

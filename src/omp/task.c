@@ -474,9 +474,26 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
 /* This thread's creation throttle (omp/throttle.h). */
 static __thread omp_throttle throttle_of_thread;
 
-/* Out of line: the inlined creation path keeps one test of `shift`. */
-static __attribute__((noinline)) void throttle_asked(void) {
-    omp_throttle_asked(&throttle_of_thread);
+void herd__omp_throttle_restart(void) {
+    throttle_of_thread = (omp_throttle){0, 0};
+}
+
+/* A thief asked worker h for work (split_req): whether to queue the task
+ * (its spawn then publishes, S3) and raise the bound. Not when no other
+ * worker may take the task: an outermost team of one parks the other
+ * workers (herd__serve_hold), but a request one of them raised before it
+ * parked stays up until answered. Raised for it, the bound reached 64
+ * times the setting at the team's first task, and a team of one deferred
+ * every task it made: GCC's priority.c (64 tasks with priorities, which
+ * herd does not order by) then checked libgomp's order and failed, at 2
+ * and 4 threads under every scheduler. Out of line: the inlined creation
+ * path keeps one test of split_req and one of `shift`. */
+static __attribute__((noinline)) int throttle_asked(int limit) {
+    if (!herd__others_serve())
+        return 0;
+    if (limit)
+        omp_throttle_asked(&throttle_of_thread);
+    return 1;
 }
 
 static __attribute__((noinline)) void throttle_calm(omp_throttle *t) {
@@ -501,11 +518,8 @@ static inline __attribute__((always_inline)) int throttled(herd__hot *h, const o
      * (the spawn then publishes, S3), and raise the bound. Without this, the
      * thieves of an unbalanced tree (UTS) took the few queued tasks, often
      * leaves, and searched while the owner ran a large subtree here. */
-    if (__builtin_expect(herd__sdq_wants_publish(&h->q), 0)) {
-        if (limit)
-            throttle_asked();
+    if (__builtin_expect(herd__sdq_wants_publish(&h->q), 0) && throttle_asked(limit))
         return 0;
-    }
     omp_throttle *t = &throttle_of_thread;
     if (__builtin_expect(t->shift != 0, 0))
         throttle_calm(t);

@@ -571,11 +571,13 @@ static void region_start(region *r, omp_task *enc, void (*fn)(void *), void *dat
         n = r->reserved + 1;
         nworker = n < nworker ? (int)n : nworker;
     }
-    if (r->outer)
+    if (r->outer) {
         /* The team's tasks run on its own workers only: a task reports its
          * worker as its thread number, and a thread number is one thread's
          * at a time (per-thread data, task reductions). */
         herd__serve_hold(herd__rt_started(), nworker);
+        herd__omp_throttle_restart();
+    }
     team->nthreads = (int)n;
     team->nworker = nworker;
     team->guests_left = (int)n - nworker;

@@ -1,7 +1,8 @@
 /* The creation throttle's bound on one thread (task.c, "Creation throttle"):
- * HERD_OMP_THROTTLE queued tasks, doubled each time a thief asks the thread's
- * worker for work (up to OMP_THROTTLE_RAISE_MAX times), halved again after
- * OMP_THROTTLE_CALM tasks created without a thief asking.
+ * HERD_OMP_THROTTLE queued tasks, raised to its highest (the setting times
+ * 2^OMP_THROTTLE_RAISE_MAX) each time a thief asks the thread's worker for
+ * work, halved after each OMP_THROTTLE_CALM tasks created without a thief
+ * asking, down to the setting.
  *
  * Why it moves: a thief asks when it found the worker's public part empty.
  * With the setting's few queued tasks, which are the newest children of the
@@ -12,6 +13,18 @@
  * larger ones; once they stop, the bound falls back, because a raised bound
  * defers every task below it, about twice the cost of a call for a
  * fine-grained task (fib without a cut-off).
+ *
+ * Why at once: until round 28 each request doubled the bound, so it took six
+ * requests, each within OMP_THROTTLE_CALM creations of the last, to reach the
+ * top; meanwhile the worker ran at once the tasks a thief could have had,
+ * and the thief came back for more. Raised at once, T3 on 2 threads took a
+ * median of 19,165 steals instead of 47,059 and deferred 261,470 tasks
+ * instead of 634,256 (31 alternated runs each, 2-core AMD VM;
+ * docs/benchmarks.md, round 28).
+ * A request counts only when another worker may take the task (task.c,
+ * throttle_asked): round 27's first try raised the bound for a request
+ * left over from a worker that an outermost team of one had parked since,
+ * and the team deferred all its tasks (GCC's priority.c).
  *
  * One thread's state, read and written by that thread alone: no ordering. */
 #ifndef HERD_OMP_THROTTLE_H
@@ -32,10 +45,9 @@ static inline uint32_t omp_throttle_bound(const omp_throttle *t, uint32_t limit)
     return limit << t->shift;
 }
 
-/* A thief asked for work. */
+/* A thief asked for work: the highest bound, for OMP_THROTTLE_CALM tasks. */
 static inline void omp_throttle_asked(omp_throttle *t) {
-    if (t->shift < OMP_THROTTLE_RAISE_MAX)
-        t->shift++;
+    t->shift = OMP_THROTTLE_RAISE_MAX;
     t->calm = 0;
 }
 

@@ -364,7 +364,11 @@ static long chain(int d) {
  * tasks wait: checked exactly there (omp.tasks.one-worker, .one-thread
  * under each kind of scheduler). With thieves the bound moves with their
  * demand, and only the results are checked, as under libgomp (which
- * throttles on a larger team-wide count). Both kinds of task data: plain,
+ * throttles on a larger team-wide count). A team of one thread is checked
+ * exactly whatever the number of workers: its region parks the others, so
+ * nobody else takes its tasks, and a thief's request raised before they
+ * parked must not raise the bound (herd raised it at once to 64 times the
+ * setting, and GCC's priority.c failed). Both kinds of task data: plain,
  * and built by a copy function (GCC emits one for a firstprivate struct
  * with an array). */
 typedef struct big_arg {
@@ -372,7 +376,7 @@ typedef struct big_arg {
     char pad[60];
 } big_arg;
 
-static void test_throttle(void) {
+static void throttle_case(int team_of_one) {
     enum { N = 20000 };
     static _Atomic int started, ran[N];
     static int created;
@@ -381,7 +385,7 @@ static void test_throttle(void) {
     started = 0;
     for (int i = 0; i < N; i++)
         ran[i] = 0;
-#pragma omp parallel
+#pragma omp parallel num_threads(team_of_one ? 1 : omp_get_max_threads())
 #pragma omp single
     {
         nthreads = omp_get_num_threads();
@@ -416,6 +420,11 @@ static void test_throttle(void) {
     int limit = t && *t ? atoi(t) : 4; /* "off": 0, nothing to check */
     if (herd && nthreads == 1 && limit > 0)
         CHECK(waiting_max <= limit);
+}
+
+static void test_throttle(void) {
+    throttle_case(0);
+    throttle_case(1);
 }
 
 /* The throttle with a mate that spins: thread 1 takes one task and spins in
