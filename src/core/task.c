@@ -216,6 +216,42 @@ void herd__frame_wait(herd__frame *f) {
     frame_wait_at(f, __builtin_return_address(0));
 }
 
+uint32_t herd__frame_hand_up(herd__frame *f,
+                             int (*visit)(herd_fn fn, unsigned char *arg, size_t size, int move,
+                                          void *ctx),
+                             void *ctx) {
+    herd__worker *w = herd__self();
+    herd__sdq *q = &w->hot.q;
+    herd__frame *up = f->up;
+    HERD_ASSERT(w->hot.frame == f);
+    /* J6. S9 makes f's queued slots private; slots in [split, head) are the
+     * owner's alone (S1): no thief reads them before a publish, which only
+     * this thread makes (S3; a poke's handler publishes only when the
+     * thread is outside herd's code, R5), so their parents and arguments
+     * change without ordering. f's slots below the tail S9 saw were stolen:
+     * f still waits for them (J1). */
+    if (!up || q->head <= f->base)
+        return 0;
+    uint32_t tail = herd__sdq_retract(q, f->base); /* S9 */
+    uint32_t lo = tail > f->base ? tail : f->base; /* below: stolen, f's to wait for */
+    for (uint32_t i = lo; i < q->head; i++) {
+        herd__slot *s = &q->slots[i];
+        if (s->parent != &f->join || s->kind != HERD__KIND_TASK ||
+            !visit(s->fn, herd__sdq_argp(q, s, s->size), s->size, 0, ctx))
+            return 0;
+    }
+    uint32_t n = q->head - lo;
+    for (uint32_t i = lo; i < q->head; i++) {
+        herd__slot *s = &q->slots[i];
+        s->parent = &up->join;
+        visit(s->fn, herd__sdq_argp(q, s, s->size), s->size, 1, ctx);
+    }
+    f->nspawned -= n; /* J1 counts only its children taken elsewhere now */
+    up->nspawned += n;
+    f->base = q->head;
+    return n;
+}
+
 /* Does the scheduler place the children of this root itself (paper 004's
  * first level of parallelism)? Only herd_run roots, and only help-first:
  * under work-first the child runs at once. */

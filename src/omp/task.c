@@ -103,11 +103,64 @@ static inline __attribute__((always_inline)) void icv_here(omp_task *me, const o
     }
 }
 
+static void task_entry(void *p);
+
+/* Hand-up (J6, docs/design/tasks.md; herd__frame_hand_up): a task run at
+ * once that queued children may complete before them, as OpenMP allows
+ * (only a taskwait waits for a task's children) and as libgomp's team
+ * queue lets an untaken task wait; its children that nobody has taken go
+ * to the frame below, that of its nearest ancestor with a frame (the
+ * ancestors between run at once, lazily, on the same stack), whose task
+ * then runs or waits for them when it waits. Before, the task ran them
+ * itself at its end (a herd task completes after its children), and with
+ * the creation throttle almost every deferral was undone by its own
+ * creator a moment later (OpenMP UTS: 93% of them, round 21); handed down,
+ * they stay queued while the worker goes on, the throttle counts them and
+ * runs the tasks created meanwhile at once, and thieves find older tasks.
+ * Each moved task's header then names that ancestor as its creator: it
+ * is alive as long as its frame, and the task's team, thread number and
+ * ICVs are the same through it. The ancestor to hand to, or NULL when the
+ * tasks must stay: the task or one between has a taskgroup (which waits
+ * for their descendants) or dependences, the team has guests (pooled
+ * tasks and their stubs), or the throttle is off (then nothing would bound
+ * the tasks waiting in the deque: a loop of if(0) tasks that each queue a
+ * child would fill it, where each task's end ran its child before). */
+static omp_task *hand_up_target(omp_task *me) {
+    if (me->frame_mode != OMP_FRAME_OWN || me->deps || me->tg || me->tg_cur ||
+        !herd__omp_g.throttle || herd__omp_mixed(me->team))
+        return NULL;
+    for (omp_task *t = me->parent; t; t = t->parent) {
+        if (t->tg || t->tg_cur || t->team != me->team)
+            return NULL;
+        if (t->frame_mode != OMP_FRAME_LAZY)
+            return t;
+    }
+    return NULL;
+}
+
+/* herd__frame_hand_up's visit: only plain tasks of this layer move (no task
+ * reductions, detach event, cancellable taskgroup or lent ICVs, which name
+ * records of their creator's), and their header gets their new creator. */
+static int hand_up_visit(herd_fn fn, unsigned char *arg, size_t size, int move, void *to) {
+    task_hdr h;
+    if (fn != task_entry || size < sizeof h)
+        return 0;
+    memcpy(&h, arg, sizeof h);
+    if (!move)
+        return !(h.flags & (HDR_RED | HDR_DETACH | HDR_TG | HDR_ICV));
+    h.parent = to;
+    memcpy(arg, &h, sizeof h);
+    return 1;
+}
+
 /* The end of a task that has something to wait for or free: its herd
  * children (then the frame it opened is closed), its dependent tasks, its
  * dependence table. */
 static __attribute__((noinline)) void task_end(omp_task *me) {
     if (herd__self()) {
+        omp_task *to = hand_up_target(me);
+        if (to)
+            herd__frame_hand_up(&me->frame, hand_up_visit, to);
         herd__omp_wait_children(me);
         if (me->deps)
             herd__omp_wait_tasks(me); /* the released dependent tasks too */

@@ -133,6 +133,26 @@ herd__pop_result herd__sdq_pop_slow(herd__sdq *q, uint32_t base, herd__taskcopy 
     return HERD__POP_OK;
 }
 
+uint32_t herd__sdq_retract(herd__sdq *q, uint32_t floor) {
+    HERD__SDQ_OWNER(q);
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+    for (;;) {
+        uint32_t tail = herd__ts_tail(ts);
+        uint32_t newsplit = tail > floor ? tail : floor;
+        if (newsplit >= q->split)
+            return tail; /* nothing public at or above floor */
+        /* ORDER: acq_rel, as S2': a success linearises against the thieves'
+         * CAS on the same word, so no thief took a slot at or above newsplit
+         * (they take only tail < split, and copy a slot only after their
+         * CAS). */
+        if (atomic_compare_exchange_weak_explicit(&q->ts, &ts, herd__ts_make(tail, newsplit),
+                                                  memory_order_acq_rel, memory_order_relaxed)) {
+            q->split = newsplit;
+            return tail;
+        }
+    }
+}
+
 /* S6's wait for the thieves of [from, to), and the marks cleared (I4). */
 static void wait_thieves(herd__sdq *q, uint32_t from, uint32_t to) {
     unsigned spins = 0;

@@ -191,6 +191,12 @@ void herd__sdq_drop_oldest(herd__sdq *q);
  * Returns the number of slots published. */
 uint32_t herd__sdq_publish(herd__sdq *q);
 
+/* S9, owner only: make every queued slot at or above floor private again
+ * (S2''s CAS without the halving). Returns the tail it saw: the slots in
+ * [max(tail, floor), head) are then private, and those below tail are gone
+ * (stolen, or being copied by their thief). */
+uint32_t herd__sdq_retract(herd__sdq *q, uint32_t floor);
+
 /* S2/S2', owner only: pop the newest task if it lies at or above base. */
 herd__pop_result herd__sdq_pop_slow(herd__sdq *q, uint32_t base, herd__taskcopy *out);
 

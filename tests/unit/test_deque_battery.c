@@ -231,8 +231,42 @@ static const deque_ops split_deque_small_ops = {
     .grew = NULL,
 };
 
+/* --- Split deque whose owner takes its public part back now and then (S9,
+ * herd__sdq_retract, as a task that hands its children to the frame below
+ * does: J6 in docs/design/tasks.md), under the thieves' steals: every value
+ * must still be taken exactly once. */
+
+static _Atomic uint64_t sdq_retracts;
+
+static int sdq_retract_push(void *q, uint64_t v) {
+    if (sdq_push(q, v) != 0)
+        return -1;
+    herd__sdq *d = q;
+    if (v % 8 == 7) {
+        uint32_t split = d->split;
+        uint32_t tail = herd__sdq_retract(d, 0);
+        /* Everything at or above the tail it saw is private now. */
+        if (d->split > tail)
+            atomic_fetch_add_explicit(&adapter_errors, 1, memory_order_relaxed);
+        if (d->split < split) /* it took a public part back */
+            atomic_fetch_add_explicit(&sdq_retracts, 1, memory_order_relaxed);
+    }
+    return 0;
+}
+
+static const deque_ops split_deque_retract_ops = {
+    .name = "split_deque_retract",
+    .init = sdq_init,
+    .fini = sdq_fini,
+    .push = sdq_retract_push,
+    .pop = sdq_pop,
+    .steal = sdq_steal,
+    .publish_all = sdq_publish_all,
+    .grew = NULL,
+};
+
 static const deque_ops *const all_kinds[] = {&chase_lev_ops, &split_deque_ops,
-                                             &split_deque_small_ops};
+                                             &split_deque_small_ops, &split_deque_retract_ops};
 #define NKINDS (sizeof all_kinds / sizeof all_kinds[0])
 
 /* ------------------------------------------------------------ helpers */
@@ -783,6 +817,8 @@ int main(void) {
     /* The 128-slot deque's pushes filled it many times over: each time the
      * queued values moved down over the stolen ones (S8). */
     CHECK(atomic_load(&sdq_compactions) > 0, "split_deque_128: never compacted");
+    /* And the retracting one took public values back under the thieves. */
+    CHECK(atomic_load(&sdq_retracts) > 0, "split_deque_retract: never took a public part back");
     if (failures) {
         fprintf(stderr, "deque battery: %d failure(s)\n", failures);
         return 1;
