@@ -501,29 +501,6 @@ void herd__omp_task_end_here(omp_task *me) {
  * running frame when it is this small (it never moves while the task runs). */
 #define UNDEFERRED_STACK_DATA 1024
 
-/* Data that a copy function builds for a task run at once from GOMP_task's
- * common path lives in a buffer of GOMP_task's own frame when it is this
- * small and aligned to at most 16 (UTS's firstprivate node: 24 bytes); the
- * rest take herd__omp_run_undeferred. The buffer costs every task run at
- * once from there 64 bytes of stack, where a call to
- * herd__omp_run_undeferred cost another frame of about 500 (a second task
- * record beside the unused one of GOMP_task's inlined run_here) and some
- * 40 instructions. */
-#define UNDEFERRED_FRAME_DATA 64
-
-static inline __attribute__((always_inline)) int copied_here_fits(long size, long align) {
-    return size >= 0 && size <= UNDEFERRED_FRAME_DATA && align <= 16;
-}
-
-static inline __attribute__((always_inline)) void run_copied_here(omp_task *parent,
-                                                                  void (*fn)(void *), void *data,
-                                                                  void (*cpyfn)(void *, void *),
-                                                                  int final) {
-    unsigned char buf[UNDEFERRED_FRAME_DATA] __attribute__((aligned(16)));
-    cpyfn(buf, data);
-    run_here(parent, fn, buf, final);
-}
-
 void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
                               void (*cpyfn)(void *, void *), long size, long align, int final) {
     if (!cpyfn) {
@@ -740,10 +717,7 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
                 goto general; /* a guest of a team with guests: its pool (task_general) */
             if (__builtin_expect(!cpyfn, 1))
                 run_here(cur, fn, data, final);
-            else if (copied_here_fits(arg_size, arg_align))
-                /* GCC's copy function (firstprivate(child) in UTS's loop) */
-                run_copied_here(cur, fn, data, cpyfn, final);
-            else
+            else /* GCC's copy function (firstprivate(child) in UTS's loop) */
                 run_now(cur, fn, data, cpyfn, arg_size, arg_align, final);
             return;
         }
