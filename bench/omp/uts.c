@@ -12,9 +12,10 @@
  * end (a taskwait after its loop): the shape that OpenMP runtimes whose
  * tasks complete after their children run anyway, so the two side by side
  * show what the waits cost (issue 15). Not a variant of the suite's: the
- * harness runs the kernel as the BOTS shape only. The trees and their published sizes are
- * bench/uts_tree.c's: inputs small T1 (4,130,071 nodes), medium T3 (4,112,897, binomial: the hard
- * one to balance), large T1L (102,181,082). Verification: node count, leaves and depth equal the
+ * harness runs the kernel as the BOTS shape only. The trees and their
+ * published sizes are bench/uts_tree.c's: inputs small T1 (4,130,071
+ * nodes), medium T3 (4,112,897, binomial: the hard one to balance), large
+ * T1L (102,181,082). Verification: node count, leaves and depth equal the
  * published ones. */
 #include "omp_bench.h"
 #include "uts_tree.h"

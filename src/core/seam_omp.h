@@ -143,17 +143,16 @@ static inline __attribute__((always_inline)) void herd__spawn_commit(herd_fn fn,
 /* core/task.c: wait until frame f's children have finished (the task
  * suspends if some still run elsewhere). Context: the task that opened f. */
 void herd__frame_wait(herd__frame *f);
-/* core/task.c: give frame f's children that wait in the worker's deque,
- * unseen by thieves (all in its private part), to the frame below it,
- * f->up, as if f->up's task had queued them (J6, docs/design/tasks.md); f
- * then holds none of them, and its wait waits only for its children that
- * were taken. Nothing moves when f has no frame below, when one of its
- * queued children is in the public part, when a slot above f's base is not
- * its own task (a group task), or when visit(fn, arg, size, 0, ctx)
- * answers 0 for one of them; else visit(fn, arg, size, 1, ctx) is called
- * for each as it moves (its argument block, which it may rewrite). Returns how
- * many moved. For the OpenMP layer, whose tasks may complete before their
- * children; a herd task may not (its children may write into its frame).
+/* core/task.c: give frame f's children that wait in the worker's deque to
+ * the frame below it, f->up, as if f->up's task had queued them (J6,
+ * docs/design/tasks.md): the deque's part above f's base is taken back from
+ * the thieves first (S9); f then holds none of them, and its wait waits only
+ * for its children that were taken. Nothing moves when f has no frame
+ * below, when a slot above f's base is not its own task (a group task), or
+ * when visit(fn, arg, size, 0, ctx) answers 0 for one of them; else
+ * visit(fn, arg, size, 1, ctx) is called for each as it moves (its argument
+ * block, which it may rewrite). Returns how many moved. For the OpenMP layer, whose tasks may
+ * complete before their children; a herd task may not (its children may write into its frame).
  * Context: the owner; f is the worker's current frame. */
 uint32_t herd__frame_hand_up(herd__frame *f,
                              int (*visit)(herd_fn fn, unsigned char *arg, size_t size, int move,

@@ -224,7 +224,10 @@ uint32_t herd__frame_hand_up(herd__frame *f,
     herd__sdq *q = &w->hot.q;
     herd__frame *up = f->up;
     HERD_ASSERT(w->hot.frame == f);
-    /* J6. S9 makes f's queued slots private; slots in [split, head) are the
+    /* J6. First the slots are only read, whether public or stolen: thieves
+     * write nothing in a slot but its `taken` mark, and a stolen slot keeps
+     * its contents until S6 reuses it, so a refusal changes nothing. Then
+     * S9 makes f's queued slots private; slots in [split, head) are the
      * owner's alone (S1): no thief reads them before a publish, which only
      * this thread makes (S3; a poke's handler publishes only when the
      * thread is outside herd's code, R5), so their parents and arguments
@@ -232,14 +235,14 @@ uint32_t herd__frame_hand_up(herd__frame *f,
      * f still waits for them (J1). */
     if (!up || q->head <= f->base)
         return 0;
-    uint32_t tail = herd__sdq_retract(q, f->base); /* S9 */
-    uint32_t lo = tail > f->base ? tail : f->base; /* below: stolen, f's to wait for */
-    for (uint32_t i = lo; i < q->head; i++) {
+    for (uint32_t i = f->base; i < q->head; i++) {
         herd__slot *s = &q->slots[i];
         if (s->parent != &f->join || s->kind != HERD__KIND_TASK ||
             !visit(s->fn, herd__sdq_argp(q, s, s->size), s->size, 0, ctx))
             return 0;
     }
+    uint32_t tail = herd__sdq_retract(q, f->base); /* S9 */
+    uint32_t lo = tail > f->base ? tail : f->base; /* below: stolen, f's to wait for */
     uint32_t n = q->head - lo;
     for (uint32_t i = lo; i < q->head; i++) {
         herd__slot *s = &q->slots[i];
