@@ -1,4 +1,5 @@
-/* bench/switch.c -- the cost of one user-level context switch pair.
+/* bench/switch.c -- the cost of one user-level context switch pair, and of
+ * one call on another stack.
  *
  *   bench_switch [--n SWITCHES] [--reps R]
  *
@@ -8,8 +9,11 @@
  * scheduler, no queue, no stack allocation: this is the floor under any
  * task that leaves its stack and comes back, such as a work-first spawn
  * (HERD_SPAWN=work-first), which runs the child on a fresh stack and
- * returns to the parent's (docs/benchmarks.md, "Work-first's floor"). Each
- * repetition times n pairs; the JSON line gives ns per pair (the median of
+ * returns to the parent's (docs/benchmarks.md, "Work-first's floor").
+ * Then the same for a call on another stack (herd__ctx_call of an empty
+ * function), what a work-first spawn makes instead since round 29 when
+ * nobody steals the parent's continuation. Each repetition times n pairs
+ * (n calls); the JSON line gives ns per pair and per call (the medians of
  * the repetitions, and each one's). */
 #include "common.h"
 
@@ -26,6 +30,13 @@ static const char usage[] = "bench_switch [--n SWITCHES] [--reps R]";
 
 static void *main_sp, *other_sp;
 static uint64_t turns; /* written by the other context, read by main: a check */
+
+static uint64_t calls; /* written by the called function, read by main: a check */
+
+__attribute__((noinline)) static void called(void *arg) {
+    (void)arg;
+    calls++;
+}
 
 static void other(void *transfer) {
     (void)transfer;
@@ -47,9 +58,10 @@ int main(int argc, char **argv) {
         else
             bench_usage_error(usage, "unknown option", argv[i]);
     }
-    unsigned char *stack = aligned_alloc(64, STACK_BYTES);
-    double *ns = malloc((size_t)reps * sizeof *ns);
-    if (!stack || !ns) {
+    unsigned char *stack = aligned_alloc(64, STACK_BYTES),
+                  *call_stack = aligned_alloc(64, STACK_BYTES);
+    double *ns = malloc((size_t)reps * sizeof *ns), *call_ns = malloc((size_t)reps * sizeof *ns);
+    if (!stack || !call_stack || !ns || !call_ns) {
         perror("malloc");
         return 1;
     }
@@ -68,13 +80,33 @@ int main(int argc, char **argv) {
         ns[r] = t / (double)n * 1e9;
         fprintf(stderr, "switch pair rep %ld: %.2f ns\n", r, ns[r]);
     }
-    printf("{\"kernel\":\"switch\",\"params\":{\"n\":%ld},\"ns_per_pair\":%.3f,\"verified\":true,"
-           "\"reps\":%ld,\"ns\":[",
-           n, bench_median(ns, (int)reps), reps);
+    void *save;
+    for (long r = 0; r < reps; r++) {
+        uint64_t before = calls;
+        double t0 = bench_now();
+        for (long i = 0; i < n; i++)
+            herd__ctx_call(&save, call_stack + STACK_BYTES, called, NULL);
+        double t = bench_now() - t0;
+        if (calls - before != (uint64_t)n) {
+            fprintf(stderr, "bench_switch: %llu calls made for %ld\n",
+                    (unsigned long long)(calls - before), n);
+            return 1;
+        }
+        call_ns[r] = t / (double)n * 1e9;
+        fprintf(stderr, "call on a stack rep %ld: %.2f ns\n", r, call_ns[r]);
+    }
+    printf("{\"kernel\":\"switch\",\"params\":{\"n\":%ld},\"ns_per_pair\":%.3f,"
+           "\"ns_per_call\":%.3f,\"verified\":true,\"reps\":%ld,\"ns\":[",
+           n, bench_median(ns, (int)reps), bench_median(call_ns, (int)reps), reps);
     for (long r = 0; r < reps; r++)
         printf("%s%.3f", r ? "," : "", ns[r]);
+    printf("],\"call_ns\":[");
+    for (long r = 0; r < reps; r++)
+        printf("%s%.3f", r ? "," : "", call_ns[r]);
     printf("]}\n");
+    free(call_ns);
     free(ns);
+    free(call_stack);
     free(stack);
     return 0;
 }

@@ -21,4 +21,12 @@ void *herd__ctx_swap(void **save, void *to, void *transfer);
  * `stack_top` (exclusive) that starts in entry(transfer). Returns it. */
 void *herd__ctx_make(void *stack_top, herd__ctx_entry entry);
 
+/* Save the current context in *save, as herd__ctx_swap does, and call
+ * fn(arg) on the stack whose top (exclusive, 16-byte aligned) is sp.
+ * Returns when fn returns, without a switch, or when a switch to *save
+ * resumes the caller. fn may return only while no such switch has
+ * happened or can still happen (the caller's stack is then as it left
+ * it); once one did, fn's context must end by switching away. */
+void herd__ctx_call(void **save, void *sp, void (*fn)(void *), void *arg);
+
 #endif

@@ -370,8 +370,21 @@ void herd__ult_set_cur(herd__worker *w, herd__ult *u);
 void herd__readyq_push(herd__readyq *rq, herd__ult *u);
 void herd__readyq_push_front(herd__readyq *rq, herd__ult *u);
 void herd__resume_from_loop(herd__worker *w, herd__ult *u) __attribute__((noreturn));
-/* herd__block for a work-first spawn: the caller's nsuspend stays. */
-void herd__block_spawn(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg);
+/* A work-first spawn (task.c, K1..K4). herd__ult_start: a ULT to run the
+ * child on, with `reserve` bytes at the top of its stack (at *area, 64-byte
+ * aligned) for the caller to fill; the process ends when no stack can be
+ * had, as for any suspension. herd__spawn_switch: the current ULT suspends
+ * (as herd__block, but its nsuspend stays) and next runs body(NULL) below
+ * area; it returns when the current ULT is resumed. body starts with
+ * herd__ult_entered() (the sanitizers' fiber bookkeeping) and never
+ * returns, except right after herd__spawn_return(w, parent): the parent,
+ * whose continuation body took back (K3), resumes at once on w, and this
+ * ULT goes back to w's cache. On some builds herd__spawn_return does not
+ * return (a switch; ult.c, SPAWN_CALLS). */
+herd__ult *herd__ult_start(herd__worker *w, size_t reserve, void **area);
+void herd__ult_entered(void);
+void herd__spawn_switch(herd__ult *next, void *area, void (*body)(void *));
+void herd__spawn_return(herd__worker *w, herd__ult *parent);
 void herd__worker_exit(herd__worker *w) __attribute__((noreturn));
 void herd__worker_free_cache(herd__worker *w);
 void herd__ult_pool_free(herd__rt *rt);

@@ -275,8 +275,11 @@ static void run_root_body(herd__worker *w, herd__taskcopy *t) {
         herd__set_first_level(w, &fr);
     herd__trace_run(w, t->fn, t->kind);
     t->fn(t->arg);
-    herd__frame_wait(&fr);
-    w = herd__self();
+    w = herd__self(); /* fn may have suspended and resumed elsewhere */
+    if (w->hot.q.head > fr.base || fr.nspawned != 0) { /* its implicit wait, as run_inline's */
+        herd__frame_wait(&fr);
+        w = herd__self();
+    }
     if (first_level)
         herd__set_first_level(w, NULL);
     w->hot.frame = NULL;
@@ -413,20 +416,24 @@ static int place_task(herd__worker *w, herd__tq *q, int shepherd, herd_fn fn, vo
  * continuation waits where thieves look for work. A continuation cannot
  * leave the stack it runs on, so the parent suspends and the child starts
  * on a fresh stack. Protocol K1..K4:
- *  K1 the parent counts the child (nspawned, as for any child) and
- *     suspends (herd__block_spawn, which leaves its nsuspend alone);
- *  K2 on the fresh stack, the worker pushes the continuation on its own
- *     deque as a slot of kind CONT (S1: no atomic operation), publishing
- *     it if a thief asks (S3), and runs the child. A thief that steals the
- *     slot (S4), or this worker's loop if it pops it while the child is
- *     suspended, resumes the parent (the continuation is stolen);
+ *  K1 the parent counts the child (nspawned, as for any child), writes
+ *     it at the top of a fresh stack and suspends (herd__spawn_switch,
+ *     which leaves its nsuspend alone): its context is saved as any
+ *     suspended task's, and the worker calls the child's entry on the
+ *     fresh stack (herd__ctx_call: a call, not a switch);
+ *  K2 there (child_first_entry) the worker pushes the continuation on its
+ *     own deque as a slot of kind CONT (S1: no atomic operation),
+ *     publishing it if a thief asks (S3), and runs the child. A thief that
+ *     steals the slot (S4), or this worker's loop if it pops it while the
+ *     child is suspended, resumes the parent (the continuation is stolen);
  *  K3 the child done, the worker pops the slot back (S2/S2') if it is
  *     still there and on top: same worker, the child's ULT never suspended
  *     (nsuspend unchanged: otherwise the loop ran meanwhile and the slot at
  *     that index may be another continuation), and no group task the child
  *     queued above it. Then the parent went nowhere: it uncounts the child
- *     (J0) and is resumed here at once, the child's stack going back to the
- *     cache;
+ *     (J0), and the entry returns straight into the parent's spawn
+ *     (herd__spawn_return; sanitizer builds switch instead), the child's
+ *     stack going back to the cache;
  *  K4 otherwise the continuation went on elsewhere: the child reports back
  *     through the join (J3), and the worker goes to its loop.
  * Under tied mode, or on a thread's own stack (adopt mode), the parent may
@@ -449,29 +456,42 @@ static void arm_child_first(herd__worker *w, herd__ult *parent, void *p) {
     herd__run_root(w, &t);
 }
 
-static void arm_child_first_deque(herd__worker *w, herd__ult *parent, void *p) {
+/* What a work-first child starts from, at the top of its fresh stack
+ * (herd__ult_start): the child, and the parent whose continuation K2
+ * queues. The parent writes it before it suspends; nobody else reads it. */
+typedef struct child_first {
+    herd__ult *parent;
     herd__taskcopy t;
-    const herd__taskcopy *src = p;
-    memcpy(&t, src, offsetof(herd__taskcopy, arg) + src->size); /* before K2 publishes parent */
+} child_first;
+
+/* The fresh stack's entry: K2..K4. */
+static void child_first_entry(void *transfer) {
+    (void)transfer;
+    herd__ult_entered();
+    herd__worker *w = herd__self();
+    herd__ult *me = w->cur;
+    child_first *c = /* herd__ult_start's area */
+        (child_first *)(((uintptr_t)herd__stack_top(me->stack) - sizeof *c) & ~(uintptr_t)63);
+    herd__ult *parent = c->parent;
     uint32_t cont = w->hot.q.head;
     if (herd__sdq_push(&w->hot.q, NULL, parent, HERD__KIND_CONT, NULL, 0) != 0) {
-        arm_child_first(w, parent, &t); /* a full deque: by the ready queue */
-        return;
+        arm_child_first(w, parent, &c->t); /* a full deque: by the ready queue */
+        herd__sched_loop(herd__self());
     }
     if (herd__sdq_wants_publish(&w->hot.q))
         publish(w); /* K2 */
     herd__worker *home = w;
-    herd__ult *me = w->cur;
     uint32_t nsuspend = me->nsuspend;
-    run_root_body(w, &t); /* no first level: t is a child (places_first_level) */
+    run_root_body(w, &c->t); /* no first level: t is a child (places_first_level) */
     w = herd__self();
     if (w == home && me->nsuspend == nsuspend) {
-        herd__taskcopy c;
-        herd__pop_result r = herd__sdq_pop(&w->hot.q, cont, &c);
-        if (r == HERD__POP_OK && c.kind == HERD__KIND_CONT) { /* K3 */
-            HERD_ASSERT(c.parent == parent);
+        herd__taskcopy k;
+        herd__pop_result r = herd__sdq_pop(&w->hot.q, cont, &k);
+        if (r == HERD__POP_OK && k.kind == HERD__KIND_CONT) { /* K3 */
+            HERD_ASSERT(k.parent == parent);
             parent->frame->nspawned--;
-            herd__resume_from_loop(w, parent);
+            herd__spawn_return(w, parent);
+            return; /* into the parent's spawn: nothing here may run after */
         }
         /* A group task the child queued lies on top: the loop runs it, and
          * then takes the continuation (K4). */
@@ -480,24 +500,38 @@ static void arm_child_first_deque(herd__worker *w, herd__ult *parent, void *p) {
         if (r == HERD__POP_STOLEN)
             herd__sdq_reset(&w->hot.q, cont);
     }
-    task_done(&t); /* K4 */
+    task_done(&c->t); /* K4 */
+    herd__sched_loop(herd__self());
 }
 
 static int spawn_work_first(herd__worker *w, herd_fn fn, const void *arg, size_t size) {
     herd__frame *f = w->hot.frame;
-    herd__taskcopy t;
-    t.fn = fn;
-    t.parent = &f->join;
-    t.kind = HERD__KIND_TASK;
-    t.size = (uint16_t)size;
-    if (size)
-        memcpy(t.arg, arg, size);
     f->nspawned++; /* K1: the child reports back through the join (J3) or K3 uncounts it */
     herd__count(&w->hot.spawned);
-    if (w->rt->tied || w->cur->stack->native)
+    if (w->rt->tied || w->cur->stack->native) {
+        herd__taskcopy t;
+        t.fn = fn;
+        t.parent = &f->join;
+        t.kind = HERD__KIND_TASK;
+        t.size = (uint16_t)size;
+        if (size)
+            memcpy(t.arg, arg, size);
         herd__block(arm_child_first, &t);
-    else
-        herd__block_spawn(arm_child_first_deque, &t);
+        return 0;
+    }
+    /* K1: the child's record goes straight to its stack, which nobody else
+     * sees before the switch. */
+    void *area;
+    herd__ult *next = herd__ult_start(w, sizeof(child_first), &area);
+    child_first *c = area;
+    c->parent = w->cur;
+    c->t.fn = fn;
+    c->t.parent = &f->join;
+    c->t.kind = HERD__KIND_TASK;
+    c->t.size = (uint16_t)size;
+    if (size)
+        memcpy(c->t.arg, arg, size);
+    herd__spawn_switch(next, area, child_first_entry);
     return 0;
 }
 

@@ -275,8 +275,9 @@ static void ult_entry(void *transfer) {
 #define TSAN_FIBER_CONTEXTS 16
 #endif
 
-/* Prepare u to start in the scheduler loop when next switched to. */
-static void ult_fresh(herd__ult *u) {
+/* Make u's stack ready to run a new context (sanitizers' state), and its
+ * record that of a ULT that has not run. */
+static void ult_reset(herd__ult *u) {
 #if defined(HERD_TSAN)
     /* A recycled stack's fiber still has the abandoned context's frames on
      * TSan's shadow call stack (3 or 4 entries: the trampoline's, ult_entry's
@@ -307,6 +308,11 @@ static void ult_fresh(herd__ult *u) {
     u->first_level = NULL;
     u->home = NULL;
     u->ctx = NULL;
+}
+
+/* Prepare u to start in the scheduler loop when next switched to. */
+static void ult_fresh(herd__ult *u) {
+    ult_reset(u);
     u->stack->sp = herd__ctx_make(herd__stack_top(u->stack), ult_entry);
 }
 
@@ -326,9 +332,9 @@ static void post_free(herd__worker *w, herd__ult *u, void *arg) {
     herd__ult_put(w, u);
 }
 
-/* From the scheduler loop: resume u; the current ULT goes back to the cache
- * (its stack holds nothing but an idle scheduler loop). Never returns. */
-void herd__resume_from_loop(herd__worker *w, herd__ult *u) {
+/* u runs next on w in place of the current ULT, whose stack goes back to
+ * the cache once u runs (post_free: it holds nothing u needs). */
+static void hand_over(herd__worker *w, herd__ult *u) {
     herd__ult *me = w->cur;
     herd__trace_resume(w, u);
     if (!herd__stack_canary_ok(me->stack))
@@ -339,38 +345,21 @@ void herd__resume_from_loop(herd__worker *w, herd__ult *u) {
     w->post_ult = me;
     w->post_arg = NULL;
     herd__ult_set_cur(w, u);
+}
+
+/* From the scheduler loop: resume u; the current ULT goes back to the cache
+ * (its stack holds nothing but an idle scheduler loop). Never returns. */
+void herd__resume_from_loop(herd__worker *w, herd__ult *u) {
+    hand_over(w, u);
     void *dead;
     swap(w, &dead, u, 1);
     __builtin_unreachable();
 }
 
-static void block(int kind, const void *obj, void *ra,
-                  void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg, int counts);
-
-void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
-    block(HERD__WAIT_NONE, NULL, NULL, arm, arg, 1);
-}
-
-void herd__block_spawn(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
-    block(HERD__WAIT_NONE, NULL, NULL, arm, arg, 0);
-}
-
-void herd__block_on(int kind, const void *obj, void *ra,
-                    void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
-    block(kind, obj, ra, arm, arg, 1);
-}
-
-static void block(int kind, const void *obj, void *ra,
-                  void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg, int counts) {
-    herd__worker *w = herd__self();
-    herd__ult *me = w->cur;
-    if (kind != HERD__WAIT_NONE) /* the watchdog's record (watchdog.h), before arm publishes me */
-        herd__wait_record(w, me, kind, obj, ra);
-    me->nsuspend += (uint32_t)counts;
-    herd__ult *next = herd__ult_get(w);
-    if (!next)
-        fatal_no_stack(w);
-    ult_fresh(next);
+/* me, w's current ULT, is about to leave w; `arm`, when given, runs on the
+ * other side of the switch (run_post). */
+static void leave(herd__worker *w, herd__ult *me,
+                  void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
     me->frame = w->hot.frame;
     /* Tied mode, or a thread's own stack (adopt mode, which can run on no
      * other thread): resume here only (herd__ult_ready). Written before the
@@ -386,17 +375,98 @@ static void block(int kind, const void *obj, void *ra,
     HERD__COUNT(w, blocks);
     herd__stack_park(&w->rt->stacks, me->stack);
     herd__trace_task_end(w, HERD__TRACE_SUSPENDED);
-    herd__switch(w, me, next);
-    /* Resumed, maybe elsewhere. J5: our frames' children were all counted
-     * in their nspawned before we suspended, and any still queued run as
-     * roots; from now on our frames spawn at this worker's head. */
-    w = herd__self();
-    herd__wait_clear(me);
+}
+
+/* me is back, maybe on another worker, its arrival's post action done. */
+static void landed(herd__ult *me) {
+    /* J5: our frames' children were all counted in their nspawned before
+     * we suspended, and any still queued run as roots; from now on our
+     * frames spawn at this worker's head. */
+    herd__worker *w = herd__self();
     for (herd__frame *f = me->frame; f; f = f->up)
         f->base = w->hot.q.head;
     w->hot.frame = me->frame;
     if (me->first_level)
         herd__set_first_level(w, me->first_level);
+}
+
+void herd__block(void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
+    herd__block_on(HERD__WAIT_NONE, NULL, NULL, arm, arg);
+}
+
+void herd__block_on(int kind, const void *obj, void *ra,
+                    void (*arm)(herd__worker *w, herd__ult *u, void *arg), void *arg) {
+    herd__worker *w = herd__self();
+    herd__ult *me = w->cur;
+    if (kind != HERD__WAIT_NONE) /* the watchdog's record (watchdog.h), before arm publishes me */
+        herd__wait_record(w, me, kind, obj, ra);
+    me->nsuspend++;
+    herd__ult *next = herd__ult_get(w);
+    if (!next)
+        fatal_no_stack(w);
+    ult_fresh(next);
+    leave(w, me, arm, arg);
+    herd__switch(w, me, next);
+    landed(me);
+    herd__wait_clear(me);
+}
+
+/* A work-first child returns straight into its parent's spawn
+ * (herd__ctx_call), except where a sanitizer follows the stacks: TSan's
+ * fiber switch must come after the child's frames have returned (their
+ * exits pop the fiber's shadow call stack), so there the child switches
+ * back as any ULT would, and ASan's builds do the same. */
+#if !defined(HERD_TSAN) && !defined(HERD_ASAN)
+#define SPAWN_CALLS 1
+#else
+#define SPAWN_CALLS 0
+#endif
+
+herd__ult *herd__ult_start(herd__worker *w, size_t reserve, void **area) {
+    herd__ult *u = w->cache; /* herd__ult_get's first step, inline */
+    if (u) {
+        w->cache = u->next;
+        w->ncache--;
+    } else if (!(u = herd__ult_get(w))) {
+        fatal_no_stack(w);
+    }
+    ult_reset(u); /* before the caller writes the area (ASan's unpoison) */
+    *area = (void *)(((uintptr_t)herd__stack_top(u->stack) - reserve) & ~(uintptr_t)63);
+    return u;
+}
+
+void herd__ult_entered(void) {
+#if defined(HERD_ASAN)
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+}
+
+void herd__spawn_switch(herd__ult *next, void *area, void (*body)(void *)) {
+    herd__worker *w = herd__self();
+    herd__ult *me = w->cur; /* nsuspend stays (K3) */
+    leave(w, me, NULL, NULL);
+    if (!herd__stack_canary_ok(me->stack))
+        herd__overflow_report_canary(w, me);
+    if (herd__stack_arm(&w->rt->stacks, next->stack) != 0)
+        fatal_no_stack(w);
+    herd__ult_set_cur(w, next);
+#if SPAWN_CALLS
+    herd__ctx_call(&me->stack->sp, area, body, NULL);
+#else
+    next->stack->sp = herd__ctx_make(area, body);
+    swap(w, &me->stack->sp, next, 0);
+#endif
+    /* Back: body returned (K3), or a worker resumed the continuation. */
+    run_post(herd__self());
+    landed(me);
+}
+
+void herd__spawn_return(herd__worker *w, herd__ult *parent) {
+#if SPAWN_CALLS
+    hand_over(w, parent); /* its post_free runs in the parent, off this stack */
+#else
+    herd__resume_from_loop(w, parent);
+#endif
 }
 
 void herd__ult_ready(herd__ult *u) {

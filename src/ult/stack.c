@@ -149,9 +149,7 @@ void herd__stack_delete(const herd__stack_conf *c, herd__stack *s) {
     munmap(s->map, s->map_size);
 }
 
-int herd__stack_arm(const herd__stack_conf *c, herd__stack *s) {
-    if (!c->guard_size || s->guarded)
-        return 0;
+int herd__stack_arm_slow(const herd__stack_conf *c, herd__stack *s) {
     if (mprotect(s->map, c->guard_size, PROT_NONE) != 0)
         return -1;
     s->guarded = 1;

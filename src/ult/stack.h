@@ -85,7 +85,10 @@ static inline void *herd__stack_top(herd__stack *s) {
 }
 
 /* Make sure s has its guard before it runs. Returns 0 or -1 (mprotect failed). */
-int herd__stack_arm(const herd__stack_conf *c, herd__stack *s);
+int herd__stack_arm_slow(const herd__stack_conf *c, herd__stack *s);
+static inline int herd__stack_arm(const herd__stack_conf *c, herd__stack *s) {
+    return !c->guard_size || s->guarded ? 0 : herd__stack_arm_slow(c, s);
+}
 /* s is being suspended: give its guard back if guards are over budget. */
 void herd__stack_park(const herd__stack_conf *c, herd__stack *s);
 
