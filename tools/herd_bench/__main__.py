@@ -37,6 +37,7 @@ from typing import Optional
 
 from . import cli as table_cli
 from .matrix import results_doc, run_matrix, write_results
+from .model import sched_env
 from .paper import load, write_report
 from .runner import machine
 from .suite import (INPUTS, KERNELS, RUNTIME_KINDS, Selection, add_runtime_paths, expand,
@@ -80,10 +81,13 @@ def bench_parser() -> argparse.ArgumentParser:
                     help="input of --kernels entries without @INPUT (default medium)")
     ap.add_argument("--runtimes", default=None, help="comma-separated runtimes (default all)")
     ap.add_argument("--scheds", default=None,
-                    help="HERD_SCHED values for herd, herd-omp and clang-herd-omp (quick: "
-                         "auto,ws,mts; the first at every thread count, the others at all PUs "
-                         "only, and clang-herd-omp under the first only unless --scheds is "
-                         "given)")
+                    help="scheduler variants for herd, herd-omp and clang-herd-omp: HERD_SCHED "
+                         "values, each with optional settings SCHED:KEY=VALUE... as "
+                         "tools/bench_table.py takes them (e.g. ws:spawn=work-first, "
+                         "hier:steal=half; keys: spawn, steal, shepherd, idle, bind, stack) "
+                         "(quick: auto,ws,mts; the first at every thread count, the others at "
+                         "all PUs only, and clang-herd-omp under the first only unless --scheds "
+                         "is given)")
     ap.add_argument("--threads", default=None,
                     help="comma-separated thread counts (quick: 1 and all PUs)")
     ap.add_argument("--reps", type=int, default=None, help="runs per cell (quick: 2, full: 5)")
@@ -114,6 +118,11 @@ def selection(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[st
         if bad or not runtimes:
             ap.error(f"--runtimes takes some of {','.join(RUNTIME_KINDS)}, not {args.runtimes!r}")
     scheds = tuple(x for x in (args.scheds or "").split(",") if x) or base.scheds
+    for x in scheds:
+        try:
+            sched_env(x)
+        except ValueError as e:
+            ap.error(f"--scheds: {e}")
     threads = base.threads
     if args.threads:
         try:

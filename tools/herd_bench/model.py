@@ -78,6 +78,12 @@ def parse_sched(spec: str) -> Sched:
     return Sched(spec, tuple(env))
 
 
+def sched_env(spec: Optional[str]) -> dict[str, str]:
+    """The HERD_* variables a run under variant spec gets (HERD_SCHED=auto
+    for none); raises ValueError as parse_sched does."""
+    return dict(parse_sched(spec).env) if spec else {"HERD_SCHED": "auto"}
+
+
 def expand_scheds(specs: list[str], spawns: list[str], steals: list[str]) -> list[Sched]:
     """Each variant of specs, crossed with each --spawn and --steal value."""
     out: list[Sched] = []

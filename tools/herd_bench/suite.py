@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from .model import sched_env
+
 INPUTS = ("small", "medium", "large")
 
 # kernel -> its variants (the first is the default), as bench/omp/<kernel>.c has them.
@@ -269,7 +271,7 @@ def command(cell: Cell, paths: Paths, libomp_dir: Optional[Path]) -> Command:
         assert found is not None
         binary, args = found
         return Command([str(paths.bench / binary), *args, "--workers", t, "--reps", "1"],
-                       {"HERD_SCHED": cell.sched or "auto"}, stats=True)
+                       sched_env(cell.sched), stats=True)
     if cell.runtime == "tbb":
         found = tbb_args(cell.kernel, cell.variant, i)
         assert found is not None
@@ -304,7 +306,7 @@ def omp_env(runtime: str, sched: Optional[str], threads: int, paths: Paths,
     lib = paths.herd_omp if runtime == "herd-omp" else paths.herd_kmp
     assert runtime in ("herd-omp", "clang-herd-omp") and lib is not None
     env["LD_LIBRARY_PATH"] = _prepend(str(lib.parent))
-    env["HERD_SCHED"] = sched or "auto"
+    env.update(sched_env(sched))
     return env, lib
 
 

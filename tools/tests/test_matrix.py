@@ -99,6 +99,28 @@ def test_chosen_scheds_apply_to_clang_herd_omp() -> None:
         entry.selection(ap.parse_args(["--runtimes", "clang"]), ap)
 
 
+def test_sched_variants_set_their_variables(tmp_path: Path) -> None:
+    """--scheds takes bench_table's variants: each run gets every HERD_* they name."""
+    ap = entry.bench_parser()
+    args = ap.parse_args(["--kernels", "fib/nocutoff", "--runtimes", "herd-omp,herd",
+                          "--scheds", "ws,ws:spawn=work-first,hier:steal=half", "--threads", "2"])
+    _, sel = entry.selection(args, ap)
+    assert {c.rt for c in expand(sel)} == {
+        "herd-omp:ws", "herd-omp:ws:spawn=work-first", "herd-omp:hier:steal=half",
+        "herd:ws", "herd:ws:spawn=work-first", "herd:hier:steal=half"}
+    paths = Paths(tmp_path, herd_omp=tmp_path / "lib/herd/libgomp.so.1")
+    wf = command(Cell("fib", "nocutoff", "small", "herd-omp", "ws:spawn=work-first", 2), paths,
+                 None)
+    assert wf.env["HERD_SCHED"] == "ws" and wf.env["HERD_SPAWN"] == "work-first"
+    nat = command(Cell("fib", "nocutoff", "small", "herd", "hier:steal=half", 2), paths, None)
+    assert nat.env == {"HERD_SCHED": "hier", "HERD_STEAL": "half"}
+    plain = command(Cell("fib", "nocutoff", "small", "herd-omp", None, 2), paths, None)
+    assert plain.env["HERD_SCHED"] == "auto" and "HERD_SPAWN" not in plain.env
+    for bad in ("ws:spawn", "ws:colour=red", "ws:spawn=a:spawn=b"):
+        with pytest.raises(SystemExit):
+            entry.selection(ap.parse_args(["--scheds", bad]), ap)
+
+
 def test_single_thread_count_on_one_pu() -> None:
     assert suite("quick", 1).threads == (1,)
     assert suite("full", 8).threads == (1, 2, 4, 8)
