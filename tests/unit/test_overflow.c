@@ -8,6 +8,9 @@
  * overflows; a child task overflows while running on its parent's stack (a
  * plain call from the parent's herd_wait); a stolen or resumed task
  * overflows on a stack of its own (the child blocks first, then recurses).
+ * Under HERD_SPAWN=work-first (the last configuration) every child runs at
+ * once on a fresh stack, called from its parent's spawn (herd__ctx_call,
+ * src/arch/): the report must name it all the same.
  *
  * The task functions are not static, so that dladdr() can name them when the
  * executable exports its symbols. When it does not (linked without
@@ -18,6 +21,7 @@
 // herd-test-env: HERD_WORKERS=2
 // herd-test-env: HERD_WORKERS=2 HERD_STACK=64K
 // herd-test-env: HERD_WORKERS=4 HERD_STACK=16K HERD_IDLE=sleep
+// herd-test-env: HERD_WORKERS=2 HERD_SPAWN=work-first
 // herd-test-timeout: 60
 #include "../common/check.h"
 #include "../common/child.h"
