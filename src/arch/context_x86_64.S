@@ -42,11 +42,11 @@ herd__ctx_swap:
      * *save as herd__ctx_swap does, then call fn(arg) on the stack whose
      * top is sp. A switch to *save returns from this call, and so does
      * fn's return, which needs no switch: rbx keeps the frame's address
-     * across fn, and the pops restore the caller's registers (fn
-     * preserves the others and the control words, as the ABI has it do),
-     * and the call and the returns pair up for the CPU's return
-     * prediction. The CFA follows rbx while fn runs, so debuggers
-     * unwind from fn's stack into the caller's. */
+     * across fn, the pops restore the caller's registers, and the control
+     * words need no reload (fn preserves them, as the ABI has it do). The
+     * call and the returns pair up for the CPU's return prediction. The
+     * CFA follows rbx while fn runs, so debuggers unwind from fn's stack
+     * into the caller's. */
     .globl herd__ctx_call
     .hidden herd__ctx_call
     .type herd__ctx_call, @function
