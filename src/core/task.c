@@ -504,18 +504,24 @@ static void child_first_entry(void *transfer) {
     herd__sched_loop(herd__self());
 }
 
+/* A work-first child's record: fn(arg), reporting to frame f. */
+static void child_record(herd__taskcopy *t, herd_fn fn, herd__frame *f, const void *arg,
+                         size_t size) {
+    t->fn = fn;
+    t->parent = &f->join;
+    t->kind = HERD__KIND_TASK;
+    t->size = (uint16_t)size;
+    if (size)
+        memcpy(t->arg, arg, size);
+}
+
 static int spawn_work_first(herd__worker *w, herd_fn fn, const void *arg, size_t size) {
     herd__frame *f = w->hot.frame;
     f->nspawned++; /* K1: the child reports back through the join (J3) or K3 uncounts it */
     herd__count(&w->hot.spawned);
     if (w->rt->tied || w->cur->stack->native) {
         herd__taskcopy t;
-        t.fn = fn;
-        t.parent = &f->join;
-        t.kind = HERD__KIND_TASK;
-        t.size = (uint16_t)size;
-        if (size)
-            memcpy(t.arg, arg, size);
+        child_record(&t, fn, f, arg, size);
         herd__block(arm_child_first, &t);
         return 0;
     }
@@ -525,12 +531,7 @@ static int spawn_work_first(herd__worker *w, herd_fn fn, const void *arg, size_t
     herd__ult *next = herd__ult_start(w, sizeof(child_first), &area);
     child_first *c = area;
     c->parent = w->cur;
-    c->t.fn = fn;
-    c->t.parent = &f->join;
-    c->t.kind = HERD__KIND_TASK;
-    c->t.size = (uint16_t)size;
-    if (size)
-        memcpy(c->t.arg, arg, size);
+    child_record(&c->t, fn, f, arg, size);
     herd__spawn_switch(next, area, child_first_entry);
     return 0;
 }

@@ -174,14 +174,21 @@ void herd__ult_pool_free(herd__rt *rt) {
     atomic_store_explicit(&rt->npool, 0, memory_order_relaxed);
 }
 
-herd__ult *herd__ult_get(herd__worker *w) {
-    HERD_ASSERT_OWNER(w); /* the cache */
+/* A ULT from w's own cache, or NULL. */
+static inline herd__ult *cache_take(herd__worker *w) {
+    HERD_ASSERT_OWNER(w);
     herd__ult *u = w->cache;
     if (u) {
         w->cache = u->next;
         w->ncache--;
-        return u;
     }
+    return u;
+}
+
+herd__ult *herd__ult_get(herd__worker *w) {
+    herd__ult *u = cache_take(w);
+    if (u)
+        return u;
     u = pool_get(w->rt);
     if (u)
         return u;
@@ -423,13 +430,9 @@ void herd__block_on(int kind, const void *obj, void *ra,
 #endif
 
 herd__ult *herd__ult_start(herd__worker *w, size_t reserve, void **area) {
-    herd__ult *u = w->cache; /* herd__ult_get's first step, inline */
-    if (u) {
-        w->cache = u->next;
-        w->ncache--;
-    } else if (!(u = herd__ult_get(w))) {
+    herd__ult *u = cache_take(w); /* herd__ult_get's first step, without its call */
+    if (!u && !(u = herd__ult_get(w)))
         fatal_no_stack(w);
-    }
     ult_reset(u); /* before the caller writes the area (ASan's unpoison) */
     *area = (void *)(((uintptr_t)herd__stack_top(u->stack) - reserve) & ~(uintptr_t)63);
     return u;

@@ -500,11 +500,35 @@ void herd__omp_task_end_here(omp_task *me) {
 /* Data that a copy function builds for a task run at once lives in the
  * running frame when it is this small (it never moves while the task runs). */
 #define UNDEFERRED_STACK_DATA 1024
+/* Data of at most this size, aligned to at most 16 (UTS's firstprivate
+ * node: 24 bytes), goes to a fixed buffer (run_copied_small): a buffer
+ * sized at run time costs each task some 30 instructions more. */
+#define UNDEFERRED_SMALL_DATA 64
+
+static inline int copied_small_fits(long size, long align) {
+    return size >= 0 && size <= UNDEFERRED_SMALL_DATA && align <= 16;
+}
+
+/* Not inlined: GOMP_task, which calls it for its common case, would carry
+ * the buffer in its frame for every task it runs at once, and a guest's
+ * chain of tasks run at once (ASan, omp-san.tasks@guests) has no stack to
+ * spare for it. */
+static __attribute__((noinline)) void run_copied_small(omp_task *parent, void (*fn)(void *),
+                                                       void *data, void (*cpyfn)(void *, void *),
+                                                       int final) {
+    unsigned char buf[UNDEFERRED_SMALL_DATA] __attribute__((aligned(16)));
+    cpyfn(buf, data);
+    run_here(parent, fn, buf, final);
+}
 
 void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
                               void (*cpyfn)(void *, void *), long size, long align, int final) {
     if (!cpyfn) {
         run_here(parent, fn, data, final);
+        return;
+    }
+    if (copied_small_fits(size, align)) {
+        run_copied_small(parent, fn, data, cpyfn, final);
         return;
     }
     if (size >= 0 && align <= 64 && size <= UNDEFERRED_STACK_DATA) {
@@ -523,23 +547,6 @@ void herd__omp_run_undeferred(omp_task *parent, void (*fn)(void *), void *data,
 }
 
 #define run_now herd__omp_run_undeferred
-
-/* GOMP_task's common case with a copy function (UTS's firstprivate node:
- * 24 bytes): data of at most this size, aligned to at most 16, built in a
- * fixed buffer of this call's frame. herd__omp_run_undeferred sizes its
- * buffer at run time, which costs each task some 30 instructions more.
- * Not inlined: GOMP_task's frame would carry the buffer for every task it
- * runs at once, and a guest's chain of tasks run at once from the general
- * path (ASan, omp-san.tasks@guests) has no stack to spare for it. */
-#define UNDEFERRED_SMALL_DATA 64
-
-static __attribute__((noinline)) void run_copied_small(omp_task *parent, void (*fn)(void *),
-                                                       void *data, void (*cpyfn)(void *, void *),
-                                                       int final) {
-    unsigned char buf[UNDEFERRED_SMALL_DATA] __attribute__((aligned(16)));
-    cpyfn(buf, data);
-    run_here(parent, fn, buf, final);
-}
 
 /* This thread's creation throttle (omp/throttle.h). */
 static __thread omp_throttle throttle_of_thread;
@@ -734,8 +741,9 @@ OMP_API void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
                 goto general; /* a guest of a team with guests: its pool (task_general) */
             if (__builtin_expect(!cpyfn, 1))
                 run_here(cur, fn, data, final);
-            else if (arg_size >= 0 && arg_size <= UNDEFERRED_SMALL_DATA && arg_align <= 16)
-                /* GCC's copy function (firstprivate(child) in UTS's loop) */
+            else if (copied_small_fits(arg_size, arg_align))
+                /* GCC's copy function (firstprivate(child) in UTS's loop):
+                 * run_now's first case, without its call */
                 run_copied_small(cur, fn, data, cpyfn, final);
             else
                 run_now(cur, fn, data, cpyfn, arg_size, arg_align, final);

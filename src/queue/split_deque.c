@@ -135,6 +135,8 @@ herd__pop_result herd__sdq_pop_slow(herd__sdq *q, uint32_t base, herd__taskcopy 
 
 uint32_t herd__sdq_retract(herd__sdq *q, uint32_t floor) {
     HERD__SDQ_OWNER(q);
+    /* ORDER: relaxed; a first guess: the CAS below decides, and a failed
+     * one reloads ts. */
     uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
     for (;;) {
         uint32_t tail = herd__ts_tail(ts);
